@@ -1,0 +1,258 @@
+/*
+ * workflow.h -- the C interface of the embeddable workflow engine.
+ *
+ * This header is the contract. Everything a C, C++ or FFI host can do with the
+ * engine goes through the few functions below: open an engine, call an op by
+ * name with a JSON object of arguments, read back a JSON object, and free.
+ * The op vocabulary (names, argument and result shapes, error codes) is
+ * documented in docs/OPS.md and pinned by the conformance fixtures in
+ * Tests/Conformance/fixtures.
+ *
+ * Conventions
+ * -----------
+ *  - Every function that can fail returns an int status: WF_OK (0) on success,
+ *    a negative wf_status on failure. On failure, wf_error_last() describes
+ *    the failure for the calling thread.
+ *  - Out-parameters come first. On failure they are set to NULL (when the
+ *    out-pointer itself is not NULL), never left dangling.
+ *  - JSON crosses the boundary as Jansson values. A `const json_t *` argument
+ *    is a BORROWED reference: the engine reads it during the call and keeps no
+ *    reference to it. A `json_t **` result is a NEW reference: the caller owns
+ *    it and must release it with json_decref().
+ *  - Text crosses the boundary as NUL-terminated UTF-8. A `char **` result is
+ *    allocated by the library and must be released with wf_free().
+ *  - Timestamps are RFC 3339 UTC strings with milliseconds
+ *    ("2026-01-01T00:00:30.000Z"); durations in op arguments are seconds.
+ *  - Thread safety: the functions of this header may be called from any
+ *    thread. Calls on one engine handle are serialised inside the engine;
+ *    calls on different handles run independently. wf_engine_free() must not
+ *    race with other calls on the same handle.
+ *  - No function of this header aborts the process on bad input: NULL
+ *    pointers, invalid UTF-8, malformed JSON, unknown argument names and
+ *    wrongly typed arguments are reported as WF_EINVALID with a message and
+ *    details.argument naming the argument.
+ *  - The library is linked with -z nodelete: once loaded it stays loaded
+ *    (dlclose() does not unmap it), because runtime threads of the Swift
+ *    standard library may outlive the engines that started them.
+ */
+#ifndef WORKFLOW_H
+#define WORKFLOW_H
+
+#include <jansson.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---------------------------------------------------------------------------
+ * Versions
+ * ------------------------------------------------------------------------- */
+
+/** Major version: incremented for incompatible changes to this interface. */
+#define WF_VERSION_MAJOR 0
+/** Minor version: incremented for compatible additions (new ops, new fields). */
+#define WF_VERSION_MINOR 1
+/** Patch version: incremented for fixes. */
+#define WF_VERSION_PATCH 0
+/** The version as text. */
+#define WF_VERSION "0.1.0"
+/**
+ * The version as one number, MAJOR * 10000 + MINOR * 100 + PATCH.
+ * Compare with wf_libversion_number() to detect a header/library mismatch.
+ */
+#define WF_VERSION_NUMBER 100
+
+/* ---------------------------------------------------------------------------
+ * Status codes
+ * ------------------------------------------------------------------------- */
+
+/**
+ * Status codes returned by every function of this header that can fail.
+ * The `code` string of the error record names the precise condition
+ * (for example "cycleDetected" under WF_ETEMPLATE, "notReady" under
+ * WF_ESTATE); `details` carries the structured facts.
+ */
+typedef enum wf_status {
+    WF_OK = 0,            /**< Success. */
+    WF_EINVALID = -2,     /**< Bad arguments, NULL where a value is needed, malformed JSON, wrong types. */
+    WF_ENOTFOUND = -3,    /**< No such workflow, node, run, job, await, asset, template or tool. */
+    WF_ESTATE = -4,       /**< Not allowed in the current state ("cannot run when state is blocked"). */
+    WF_ETEMPLATE = -5,    /**< The template is invalid; details.errors lists every error found. */
+    WF_ECONFLICT = -6,    /**< Claimed elsewhere, duplicate, or a concurrent change. */
+    WF_ESTORE = -7,       /**< Persistence failed; nothing was half-written. */
+    WF_EUNSUPPORTED = -8, /**< Unknown op, or an option this build does not support. */
+    WF_ITEROVER = -31,    /**< Iteration finished (no more items). Not an error. */
+    WF_EINTERNAL = -99    /**< A bug in the engine. Please report it with the error record. */
+} wf_status;
+
+/* ---------------------------------------------------------------------------
+ * Types
+ * ------------------------------------------------------------------------- */
+
+/** An open engine: its store, its clock and its state. Opaque. */
+typedef struct wf_engine wf_engine;
+
+/**
+ * The record of the last call on the calling thread (see wf_error_last).
+ *
+ * All pointers are owned by the library and stay valid until the calling
+ * thread next calls a function that reports a status (wf_engine_open,
+ * wf_engine_open_text, wf_call, wf_call_text) or wf_error_clear(). The other
+ * functions (wf_error_last, wf_status_name, wf_libversion_number,
+ * wf_libversion, wf_free, wf_engine_free) leave the record alone. None of the
+ * pointers is ever NULL.
+ */
+typedef struct wf_error {
+    /** The status returned by the failed call, or WF_OK after a success. */
+    int status;
+    /** The precise condition, for example "cycleDetected"; "ok" after a success. */
+    const char *code;
+    /** A human-readable sentence, for example "cycle detected: a → b → a". */
+    const char *message;
+    /** Structured facts (node ids, ports, the cycle path) as a BORROWED JSON object. */
+    const json_t *details;
+    /** The same details serialised as JSON text, for hosts without Jansson. */
+    const char *details_json;
+} wf_error;
+
+/* ---------------------------------------------------------------------------
+ * Engines
+ * ------------------------------------------------------------------------- */
+
+/**
+ * Open an engine.
+ *
+ * @param out     Receives the new engine on success, NULL on failure. Must not
+ *                be NULL (WF_EINVALID).
+ * @param config  BORROWED. A JSON object; NULL or a JSON null means all
+ *                defaults. Keys:
+ *                "store": ":memory:" (default) or a file path, created if
+ *                missing; "clock": {"mode": "manual", "start": time} or
+ *                {"mode": "system"} (default) -- a manual clock without
+ *                "start" starts at 2026-01-01T00:00:00.000Z, and on a store
+ *                that already ran it resumes where the store left off if
+ *                that is later; "seed": integer for jitter (default 0);
+ *                "concurrency": {"remote": 8, "local": 2};
+ *                "pollIntervalSeconds": 10; "deepLinkScheme": "app";
+ *                "durability": "normal" (default) or "full";
+ *                "cache": {"thumbnailBytes": 209715200, "previewDays": 7};
+ *                "assets": {"retentionDays": 7};
+ *                "awaits": {"doneRetentionDays": 7}; "logLevel": "warning".
+ *                docs/OPS.md describes every key. Unknown keys are rejected.
+ * @return WF_OK; WF_EINVALID for a bad config; WF_ESTORE when the store
+ *         cannot be opened or migrated.
+ *
+ * A store file written by a newer library is refused with WF_ESTORE
+ * ("storeTooNew"); an older one is migrated in place.
+ */
+int wf_engine_open(wf_engine **out, const json_t *config);
+
+/**
+ * Open an engine from a configuration given as JSON text.
+ *
+ * Identical to wf_engine_open() for hosts that do not link Jansson.
+ *
+ * @param out          Receives the new engine, NULL on failure. Must not be NULL.
+ * @param config_json  NUL-terminated UTF-8 JSON object text; NULL or "null"
+ *                     means all defaults. Malformed text is WF_EINVALID.
+ */
+int wf_engine_open_text(wf_engine **out, const char *config_json);
+
+/**
+ * Close an engine and free it.
+ *
+ * Every state change was already committed by the call that made it, so
+ * nothing is lost by closing. NULL is a no-op. The handle must not be used
+ * afterwards, and must not be freed while another thread is calling it.
+ */
+void wf_engine_free(wf_engine *engine);
+
+/* ---------------------------------------------------------------------------
+ * Calls
+ * ------------------------------------------------------------------------- */
+
+/**
+ * Call an op: `op` names it ("template.register", "workflow.create", ...),
+ * `args` carries its arguments, and the result comes back as a JSON object.
+ *
+ * A call that changes state commits it durably, in one transaction, before it
+ * returns. A call that fails changes nothing.
+ *
+ * @param result  Receives the result object as a NEW reference, which the
+ *                caller releases with json_decref(); NULL on failure. May be
+ *                NULL when the caller does not want the result.
+ * @param engine  The engine. NULL is WF_EINVALID.
+ * @param op      NUL-terminated UTF-8 op name. NULL, invalid UTF-8 or an empty
+ *                name is WF_EINVALID; an unknown op is WF_EUNSUPPORTED.
+ * @param args    BORROWED. A JSON object; NULL or a JSON null means {}.
+ *                Anything else is WF_EINVALID, and so is a member the op
+ *                does not take ("unknownArgument").
+ * @return WF_OK or a negative wf_status; see wf_error_last() for the reason.
+ */
+int wf_call(json_t **result, wf_engine *engine, const char *op, const json_t *args);
+
+/**
+ * Call an op with JSON text in and out, for FFI hosts without Jansson.
+ *
+ * @param result_json  Receives the result object as compact NUL-terminated
+ *                     UTF-8 JSON text, allocated by the library; the caller
+ *                     releases it with wf_free(). NULL on failure. May be NULL
+ *                     when the caller does not want the result.
+ * @param engine       The engine. NULL is WF_EINVALID.
+ * @param op           As for wf_call().
+ * @param args_json    NUL-terminated UTF-8 JSON object text; NULL or "null"
+ *                     means {}. Malformed text or invalid UTF-8 is
+ *                     WF_EINVALID.
+ * @return As for wf_call().
+ */
+int wf_call_text(char **result_json, wf_engine *engine, const char *op, const char *args_json);
+
+/* ---------------------------------------------------------------------------
+ * Errors and memory
+ * ------------------------------------------------------------------------- */
+
+/**
+ * The record of the last call made by this thread.
+ *
+ * Never NULL. After a successful call the record reads {WF_OK, "ok", "", {}}.
+ * The record and everything it points to stay valid until this thread's
+ * next call of a status-reporting function or wf_error_clear() (see
+ * wf_error), and are freed when the thread exits.
+ */
+const wf_error *wf_error_last(void);
+
+/**
+ * Reset this thread's error record to {WF_OK, "ok", "", {}}.
+ */
+void wf_error_clear(void);
+
+/**
+ * Free memory the library allocated for the caller (the text of
+ * wf_call_text()). NULL is a no-op.
+ */
+void wf_free(void *p);
+
+/**
+ * The library's version number, MAJOR * 10000 + MINOR * 100 + PATCH.
+ * Equal to WF_VERSION_NUMBER of the header the library was built with.
+ */
+int wf_libversion_number(void);
+
+/**
+ * The library's version as static text, for example "0.1.0". Never NULL;
+ * not to be freed.
+ */
+const char *wf_libversion(void);
+
+/**
+ * The symbolic name of a status code, for example "WF_EINVALID" for -2, or
+ * "WF_UNKNOWN" for a number that is not a status. Static text; never NULL;
+ * not to be freed.
+ */
+const char *wf_status_name(int status);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* WORKFLOW_H */
