@@ -1,0 +1,378 @@
+/// The execution rules for one workflow: gating, the node state machine, runs and their
+/// lifecycle, invalidation, cancellation and the error policies. Sans-IO: everything outside
+/// the workflow comes through ``RulesContext``; nothing here reads a clock or does I/O.
+public struct Executor {
+    public let graph: TemplateGraph
+    public let ctx: RulesContext
+
+    public init(graph: TemplateGraph, ctx: RulesContext) {
+        self.graph = graph
+        self.ctx = ctx
+    }
+
+    var template: Template { graph.template }
+
+    // MARK: Creating
+
+    /// A new workflow of `graph`'s template: person-set params and bound assets per node, every
+    /// node gated.
+    public func newWorkflow(id: String, seq: Int64, templateId: String, title: String,
+                            params: [String: JSONObject], bindings: [String: [String: String]]) throws(EngineError)
+        -> Workflow
+    {
+        let nodes = graph.nodes.map { t in
+            NodeInstance(nodeId: t.id, params: params[t.id] ?? [:], bindings: bindings[t.id] ?? [:],
+                         updatedAt: ctx.now)
+        }
+        var wf = Workflow(workflowId: id, seq: seq, templateId: templateId, title: title, createdAt: ctx.now,
+                          nodes: nodes)
+        // Every node starts blocked until gated; the first reconcile moves it on legally.
+        for i in wf.nodes.indices {
+            wf.nodes[i].blockedReason = BlockedReason(code: BlockedReason.waitingForInput, message: "Not gated yet")
+        }
+        try reconcile(&wf)
+        return wf
+    }
+
+    // MARK: The state machine
+
+    /// Moves node `n` to `state`, refusing any transition the table does not allow.
+    func setState(_ wf: inout Workflow, _ n: Int, _ state: NodeState, reason: BlockedReason? = nil) throws(EngineError) {
+        let from = wf.nodes[n].state
+        guard NodeStateMachine.canTransition(from: from, to: state) else {
+            throw .internal("illegal transition of node '\(wf.nodes[n].nodeId)' from \(from.rawValue) to \(state.rawValue)")
+        }
+        let newReason = state == .blocked ? reason : nil
+        guard from != state || wf.nodes[n].blockedReason != newReason else { return }
+        wf.nodes[n].state = state
+        wf.nodes[n].blockedReason = newReason
+        wf.nodes[n].updatedAt = ctx.now
+        wf.updatedAt = ctx.now
+    }
+
+    /// A command that the node's state does not allow: `WF_ESTATE` "cannot X when state is Y".
+    public static func notAllowed(_ verb: String, _ node: NodeInstance, code: String = "invalidState") -> EngineError {
+        .state(code, "cannot \(verb) when state is \(node.state.rawValue)",
+               details: ["nodeId": .string(node.nodeId), "state": .string(node.state.rawValue)])
+    }
+
+    // MARK: Reconcile
+
+    /// Brings every node that is not in flight up to date with its inputs, in graph order:
+    /// gates nodes that never ran, blocks consumers whose inputs changed since their last run
+    /// (`inputChanged`), files awaits for interactive nodes that became ready, and starts ready
+    /// nodes of a workflow running all ready steps.
+    public func reconcile(_ wf: inout Workflow) throws(EngineError) {
+        for n in graph.order {
+            let node = wf.nodes[n]
+            if node.state.isInFlight { continue }
+            let run = wf.run(node.currentRunId)
+            if let run, !run.status.isTerminal { continue }  // a local run waiting for a slot
+            if node.state == .cancelled || node.state == .skipped { continue }
+            if node.state == .failed, run?.startedAt == nil { continue }  // aborted before start: stays visible
+            let gate = try self.gate(wf, n)
+            if let run, run.startedAt != nil, run.status == .succeeded || run.status == .failed {
+                try reconcileRan(&wf, n, lastRun: run, gate: gate)
+            } else {
+                try reconcileFresh(&wf, n, gate: gate)
+            }
+        }
+        refreshStatus(&wf)
+    }
+
+    /// A node that ran: it keeps its result while its inputs are those of its last run, and is
+    /// blocked with `inputChanged` once any of them is replaced.
+    private func reconcileRan(_ wf: inout Workflow, _ n: Int, lastRun: Run, gate: Gate) throws(EngineError) {
+        let resultState: NodeState = lastRun.status == .succeeded ? .succeeded : .failed
+        guard case let .ready(inputs) = gate else { return }  // inputs unavailable for now: keep the result
+        if inputs == lastRun.inputs {
+            if wf.nodes[n].state != resultState { try setState(&wf, n, resultState) }
+            return
+        }
+        let changed = graph.nodes[n].inputs.map(\.name).first { inputs[$0] != lastRun.inputs[$0] } ?? ""
+        var message = "Input \(changed) has changed."
+        var details: JSONObject = ["port": .string(changed), "previous": JSON(lastRun.inputs[changed]),
+                                   "current": JSON(inputs[changed])]
+        if wf.nodes[n].inputSelections[changed] == nil, let producer = graph.producers[n][changed] {
+            let pid = graph.nodes[producer.node].id
+            message = "Input from '\(pid)' has changed."
+            details["upstream"] = .string(pid)
+        }
+        try setState(&wf, n, .blocked, reason: BlockedReason(code: BlockedReason.inputChanged, message: message,
+                                                              details: details))
+    }
+
+    /// A node that never ran: ready or blocked by the gate; ready interactive nodes file their
+    /// await, ready nodes of an auto-running workflow start.
+    private func reconcileFresh(_ wf: inout Workflow, _ n: Int, gate: Gate) throws(EngineError) {
+        switch gate {
+        case let .blocked(reason, _):
+            if wf.nodes[n].state == .failed || wf.nodes[n].state == .succeeded {
+                // A node with a result (or an aborted retry) keeps it while inputs are missing.
+                return
+            }
+            try setState(&wf, n, .blocked, reason: reason)
+        case let .ready(inputs):
+            if wf.nodes[n].state != .ready { try setState(&wf, n, .ready) }
+            if graph.nodes[n].isInteractive {
+                try startRun(&wf, n, trigger: wf.autoRun ? .auto : .run, inputs: inputs,
+                             params: effectiveParams(wf, n))
+            } else if wf.autoRun {
+                try startRun(&wf, n, trigger: .auto, inputs: inputs, params: effectiveParams(wf, n))
+            }
+        }
+    }
+
+    // MARK: Params
+
+    /// Effective params: tool defaults ⊕ provider defaults ⊕ template params ⊕ the person's changes.
+    public func effectiveParams(_ wf: Workflow, _ n: Int) -> JSONObject {
+        let t = graph.nodes[n]
+        var params = ctx.tool(t.kind)?.defaults ?? [:]
+        if let provider = ctx.providerDefaults(t.kind) { params = params.merging(provider) }
+        params = params.merging(t.params)
+        return params.merging(wf.nodes[n].params)
+    }
+
+    // MARK: Runs
+
+    public func mode(of n: Int) -> RunMode {
+        let t = graph.nodes[n]
+        if t.isInteractive { return .interactive }
+        return t.resourceClass == .remote ? .remote : .local
+    }
+
+    /// Creates a run for node `n` with frozen inputs and params. Interactive nodes file an await;
+    /// others wait in their queue for a slot.
+    @discardableResult
+    public func startRun(_ wf: inout Workflow, _ n: Int, trigger: RunTrigger, inputs: [String: String],
+                         params: JSONObject, confirmed: Bool = false) throws(EngineError) -> String {
+        if wf.nodes[n].state != .ready { try setState(&wf, n, .ready) }
+        let t = graph.nodes[n]
+        let runId = ctx.newId("run")
+        // A confirm-params node whose params were just confirmed runs its tool.
+        let mode: RunMode = confirmed ? (t.resourceClass == .remote ? .remote : .local) : self.mode(of: n)
+        var run = Run(runId: runId, nodeId: t.id, number: wf.nodes[n].attempts + 1, mode: mode, kind: t.kind,
+                      trigger: trigger, status: mode == .interactive ? .awaiting : .queued, params: params,
+                      inputs: inputs, idempotencyKey: "\(wf.workflowId)/\(t.id)/\(runId)", createdAt: ctx.now)
+        if mode == .interactive { run.startedAt = ctx.now }
+        wf.runs.append(run)
+        wf.nodes[n].attempts += 1
+        wf.nodes[n].currentRunId = runId
+        wf.nodes[n].lastError = nil
+        wf.updatedAt = ctx.now
+        switch mode {
+        case .interactive:
+            try fileAwait(&wf, n, runId: runId)
+            try setState(&wf, n, .awaitingUser)
+        case .remote:
+            try setState(&wf, n, .queuedRemote)
+        case .local:
+            break  // stays ready until a local slot frees
+        }
+        if trigger == .retry { ctx.metric("node.retried", ["workflowId": .string(wf.workflowId), "nodeId": .string(t.id)]) }
+        ctx.note("run created", ["workflowId": wf.workflowId, "nodeId": t.id, "runId": runId, "mode": mode.rawValue])
+        return runId
+    }
+
+    /// A slot was granted to queued run `r`: the job is submitted, or the local tool starts. A
+    /// run whose frozen input assets are gone never starts (`inputAssetGone`).
+    public func beginRun(_ wf: inout Workflow, runIndex r: Int) throws(EngineError) {
+        let run = wf.runs[r]
+        guard run.status == .queued, let n = wf.nodeIndex(run.nodeId) else { return }
+        var inputs = JSONObject()
+        for port in run.inputs.keys.sorted() {
+            let id = run.inputs[port]!
+            guard let asset = try ctx.asset(id) else {
+                wf.runs[r].status = .failed
+                wf.runs[r].finishedAt = ctx.now
+                let error = NodeError(code: "inputAssetGone",
+                                      message: "The \(port) input of this run was deleted; the run never started.",
+                                      hint: "Use Re-run with latest.",
+                                      details: ["port": .string(port), "assetId": .string(id)])
+                wf.runs[r].error = error
+                wf.nodes[n].lastError = error
+                try setState(&wf, n, .failed)
+                ctx.note("run aborted before start: input asset gone", ["runId": run.runId, "assetId": id])
+                return
+            }
+            inputs[port] = asset.json
+        }
+        wf.runs[r].startedAt = ctx.now
+        wf.runs[r].holdsSlot = true
+        var body = effectBody(wf, run)
+        body["kind"] = .string(run.kind)
+        body["params"] = .object(run.params)
+        body["inputs"] = .object(inputs)
+        switch run.mode {
+        case .local:
+            wf.runs[r].status = .running
+            try setState(&wf, n, .runningLocal)
+            ctx.emit(EffectType.localRun, body, answerKey: AnswerKey.local(run.runId))
+        case .remote:
+            wf.runs[r].status = .submitting
+            wf.runs[r].submitAttempts += 1
+            body["idempotencyKey"] = .string(run.idempotencyKey)
+            ctx.emit(EffectType.remoteSubmit, body, answerKey: AnswerKey.submit(run.runId))
+        case .interactive:
+            break
+        }
+        wf.updatedAt = ctx.now
+    }
+
+    /// The fields every effect about a run carries.
+    func effectBody(_ wf: Workflow, _ run: Run) -> JSONObject {
+        ["workflowId": .string(wf.workflowId), "nodeId": .string(run.nodeId), "runId": .string(run.runId)]
+    }
+
+    /// Emits `remote.submit` again for a run whose retry wait is over (same idempotency key).
+    func resubmit(_ wf: inout Workflow, runIndex r: Int) throws(EngineError) {
+        var inputs = JSONObject()
+        for port in wf.runs[r].inputs.keys.sorted() {
+            if let asset = try ctx.asset(wf.runs[r].inputs[port]!) { inputs[port] = asset.json }
+        }
+        wf.runs[r].status = .submitting
+        wf.runs[r].nextAttemptAt = nil
+        wf.runs[r].submitAttempts += 1
+        let run = wf.runs[r]
+        var body = effectBody(wf, run)
+        body["kind"] = .string(run.kind)
+        body["params"] = .object(run.params)
+        body["inputs"] = .object(inputs)
+        body["idempotencyKey"] = .string(run.idempotencyKey)
+        body["attempt"] = JSON(run.submitAttempts)
+        ctx.emit(EffectType.remoteSubmit, body, answerKey: AnswerKey.submit(run.runId))
+        ctx.metric("submit.retried", ["workflowId": .string(wf.workflowId), "nodeId": .string(run.nodeId),
+                                      "runId": .string(run.runId), "attempt": JSON(run.submitAttempts)])
+    }
+
+    /// Registers outputs as assets with provenance; returns port → asset id.
+    func registerOutputs(_ wf: Workflow, _ run: Run, _ outputs: [(port: String, draft: AssetDraft)]) -> [String: String] {
+        var ids: [String: String] = [:]
+        for (port, draft) in outputs {
+            let (meta, defaulted) = draft.versionedMeta()
+            let id = ctx.newId("as")
+            let type = draft.type ?? graph.nodes[graph.index[run.nodeId]!].outputs.port(named: port)?.type ?? "FileRef"
+            ctx.putAsset(Asset(assetId: id, type: type, uri: draft.uri, bytes: draft.bytes, hash: draft.hash, meta: meta,
+                               createdAt: ctx.now,
+                               provenance: Provenance(workflowId: wf.workflowId, nodeId: run.nodeId, runId: run.runId,
+                                                      port: port)))
+            if defaulted {
+                ctx.warn("asset metadata has no providerSchema; stored as v1", ["assetId": id, "runId": run.runId])
+            }
+            ids[port] = id
+        }
+        return ids
+    }
+
+    /// Run `r` produced `outputs`: the node succeeds and its consumers are re-gated.
+    func succeed(_ wf: inout Workflow, runIndex r: Int, outputs: [String: String]) throws(EngineError) {
+        let n = wf.nodeIndex(wf.runs[r].nodeId)!
+        wf.runs[r].status = .succeeded
+        wf.runs[r].outputs = outputs
+        wf.runs[r].finishedAt = ctx.now
+        wf.runs[r].holdsSlot = false
+        wf.runs[r].nextPollAt = nil
+        if wf.runs[r].mode != .interactive { wf.runs[r].progress = 1 }
+        wf.nodes[n].outputs = outputs
+        wf.nodes[n].lastError = nil
+        try setState(&wf, n, .succeeded)
+        ctx.note("run succeeded", ["workflowId": wf.workflowId, "nodeId": wf.runs[r].nodeId, "runId": wf.runs[r].runId])
+    }
+
+    /// Run `r` failed: the node fails with `error`, and the workflow's error policy applies
+    /// unless the failure is an interruption.
+    func fail(_ wf: inout Workflow, runIndex r: Int, error: NodeError, applyPolicy: Bool = true) throws(EngineError) {
+        let n = wf.nodeIndex(wf.runs[r].nodeId)!
+        wf.runs[r].status = .failed
+        wf.runs[r].error = error
+        wf.runs[r].finishedAt = ctx.now
+        wf.runs[r].holdsSlot = false
+        wf.runs[r].nextPollAt = nil
+        wf.runs[r].nextAttemptAt = nil
+        wf.runs[r].nextDownloadAt = nil
+        wf.nodes[n].lastError = error
+        try setState(&wf, n, .failed)
+        ctx.note("run failed", ["workflowId": wf.workflowId, "nodeId": wf.runs[r].nodeId, "runId": wf.runs[r].runId,
+                                "code": error.code])
+        if applyPolicy, template.options.errorPolicy == .failFast {
+            try failFast(&wf, failedNode: wf.nodes[n].nodeId)
+        }
+    }
+
+    /// `fail-fast`: the first failure cancels the workflow's other work and stops auto-running.
+    func failFast(_ wf: inout Workflow, failedNode: String) throws(EngineError) {
+        wf.autoRun = false
+        for i in graph.order where wf.nodes[i].nodeId != failedNode {
+            let node = wf.nodes[i]
+            let run = wf.run(node.currentRunId)
+            let queued = run.map { !$0.status.isTerminal } ?? false
+            guard node.state.isInFlight || queued else { continue }
+            try cancel(&wf, i, because: NodeError(
+                code: "cancelledByFailFast", message: "Cancelled because '\(failedNode)' failed (fail-fast).",
+                details: ["failedNode": .string(failedNode)]))
+        }
+    }
+
+    // MARK: Cancel
+
+    /// Cancels node `n`'s work in flight: the job (`remote.cancel`), the local run, the await, or
+    /// the queued run. Anything else is `WF_ESTATE`.
+    public func cancel(_ wf: inout Workflow, _ n: Int, because error: NodeError? = nil) throws(EngineError) {
+        let node = wf.nodes[n]
+        guard let runId = node.currentRunId, let r = wf.runIndex(runId), !wf.runs[r].status.isTerminal else {
+            throw Executor.notAllowed("cancel", node)
+        }
+        let run = wf.runs[r]
+        switch run.mode {
+        case .remote:
+            ctx.settle(answerKey: AnswerKey.submit(runId))
+            ctx.settle(answerKey: AnswerKey.poll(runId))
+            for port in run.pendingDownloads.keys { ctx.settle(answerKey: AnswerKey.download(runId, port)) }
+            if let jobId = run.jobId, run.status.hasLiveJob {
+                var body = effectBody(wf, run)
+                body["jobId"] = .string(jobId)
+                ctx.emit(EffectType.remoteCancel, body, answerKey: nil)
+            }
+        case .local:
+            ctx.settle(answerKey: AnswerKey.local(runId))
+        case .interactive:
+            try closeAwait(&wf, runId: runId, resolution: .withdrawn)
+        }
+        wf.runs[r].status = .cancelled
+        wf.runs[r].finishedAt = ctx.now
+        wf.runs[r].holdsSlot = false
+        wf.runs[r].nextPollAt = nil
+        wf.runs[r].nextAttemptAt = nil
+        wf.runs[r].nextDownloadAt = nil
+        wf.runs[r].error = error
+        wf.nodes[n].lastError = error
+        try setState(&wf, n, .cancelled)
+        ctx.metric("node.cancelled", ["workflowId": .string(wf.workflowId), "nodeId": .string(node.nodeId),
+                                      "runId": .string(runId)])
+        ctx.note("run cancelled", ["workflowId": wf.workflowId, "nodeId": node.nodeId, "runId": runId])
+    }
+
+    // MARK: Workflow status
+
+    /// `done` when every node succeeded or was skipped; `failed` when something failed or was
+    /// cancelled and nothing can move any more; `archived` when archived; else `active`.
+    public func refreshStatus(_ wf: inout Workflow) {
+        let status: WorkflowStatus
+        if wf.archived {
+            status = .archived
+        } else if wf.nodes.allSatisfy({ $0.state == .succeeded || $0.state == .skipped }) {
+            status = .done
+        } else if wf.nodes.contains(where: { $0.state == .failed || $0.state == .cancelled }),
+            !wf.nodes.contains(where: { $0.state.isInFlight || $0.state == .ready })
+        {
+            status = .failed
+        } else {
+            status = .active
+        }
+        if wf.status != status {
+            wf.status = status
+            wf.updatedAt = ctx.now
+        }
+    }
+}

@@ -1,0 +1,61 @@
+extension Executor {
+    /// A local tool finished run `r`, with outputs (checked against the node's output ports) or
+    /// an error. A report for a run that is no longer running (cancelled, interrupted) is ignored.
+    public func localCompleted(_ wf: inout Workflow, runIndex r: Int, outputs: JSONObject?, error: NodeError?)
+        throws(EngineError) -> EventOutcome
+    {
+        let run = wf.runs[r]
+        guard run.mode == .local else {
+            throw .invalid("notLocal", "run \(run.runId) is a \(run.mode.rawValue) run, not a local one",
+                           details: ["runId": .string(run.runId)])
+        }
+        guard run.status == .running else { return .ignored("the run is \(run.status.rawValue), not running") }
+        let n = wf.nodeIndex(run.nodeId)!
+        if let error {
+            ctx.settle(answerKey: AnswerKey.local(run.runId))
+            try fail(&wf, runIndex: r, error: error)
+            try reconcile(&wf)
+            return .applied
+        }
+        let t = graph.nodes[n]
+        let given = outputs ?? [:]
+        var drafts: [(port: String, draft: AssetDraft)] = []
+        for port in t.outputs {
+            guard let value = given[port.name] else {
+                throw .invalid("missingOutput", "outputs.\(port.name) is required: '\(t.id)' declares an output '\(port.name)' (\(port.type))",
+                               details: ["port": .string(port.name), "argument": .string("outputs.\(port.name)")])
+            }
+            let draft = try AssetDraft.decode(value, path: "outputs.\(port.name)")
+            if let type = draft.type, type != port.type {
+                throw .invalid("resultTypeMismatch",
+                               "outputs.\(port.name) is \(type) but '\(t.id)'.\(port.name) is \(port.type)",
+                               details: ["port": .string(port.name), "expected": .string(port.type), "got": .string(type)])
+            }
+            drafts.append((port.name, draft))
+        }
+        for key in given.keys where t.outputs.port(named: key) == nil {
+            throw .invalid("unknownPort", "outputs.\(key): '\(t.id)' has no output port '\(key)'",
+                           details: ["port": .string(key), "argument": .string("outputs.\(key)")])
+        }
+        ctx.settle(answerKey: AnswerKey.local(run.runId))
+        let ids = registerOutputs(wf, run, drafts)
+        try succeed(&wf, runIndex: r, outputs: ids)
+        try reconcile(&wf)
+        return .applied
+    }
+
+    /// On reopen, a local run that was running when the process died never silently succeeds:
+    /// it fails as interrupted, with Retry offered. The error policy does not apply.
+    public func interruptLocalRuns(_ wf: inout Workflow) throws(EngineError) -> Int {
+        var count = 0
+        for r in wf.runs.indices where wf.runs[r].mode == .local && wf.runs[r].status == .running {
+            ctx.settle(answerKey: AnswerKey.local(wf.runs[r].runId))
+            try fail(&wf, runIndex: r, error: NodeError(
+                code: "interrupted", message: "Interrupted: the app stopped while this step was running.",
+                hint: "Retry to run it again with the same inputs."), applyPolicy: false)
+            count += 1
+        }
+        if count > 0 { try reconcile(&wf) }
+        return count
+    }
+}

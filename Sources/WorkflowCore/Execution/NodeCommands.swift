@@ -1,0 +1,163 @@
+/// What a person (or a host) asks of a node: Run, Retry (same inputs), Re-run with latest,
+/// parameter edits, input and output selection.
+extension Executor {
+    /// Run: a ready node starts; a node with a result (or blocked because an input changed) runs
+    /// again with its latest inputs. Not ready → `WF_ESTATE notReady` listing the missing ports.
+    public func run(_ wf: inout Workflow, _ n: Int) throws(EngineError) -> String {
+        let node = wf.nodes[n]
+        if node.state.isInFlight || isQueued(wf, n) { throw Executor.notAllowed("run", node) }
+        return try rerunLatest(&wf, n, verb: "run")
+    }
+
+    /// Re-run with latest: current edges and the newest upstream assets, current params.
+    public func rerunLatest(_ wf: inout Workflow, _ n: Int, verb: String = "re-run") throws(EngineError) -> String {
+        let node = wf.nodes[n]
+        if node.state.isInFlight || isQueued(wf, n) { throw Executor.notAllowed(verb, node) }
+        switch try gate(wf, n, ignoreNetwork: graph.nodes[n].resourceClass != .remote) {
+        case let .blocked(reason, missing):
+            var details: JSONObject = ["nodeId": .string(node.nodeId), "missing": JSON(missing),
+                                       "reason": reason.json]
+            details["state"] = .string(node.state.rawValue)
+            throw .state("notReady", "'\(node.nodeId)' is not ready: \(reason.message)", details: details)
+        case let .ready(inputs):
+            let runId = try startRun(&wf, n, trigger: .run, inputs: inputs, params: effectiveParams(wf, n))
+            try reconcile(&wf)
+            return runId
+        }
+    }
+
+    /// Retry (same inputs): the previous run's frozen input assets and params. If one of those
+    /// assets was deleted the retry never starts (`inputAssetGone`).
+    public func retry(_ wf: inout Workflow, _ n: Int) throws(EngineError) -> String {
+        let node = wf.nodes[n]
+        if node.state.isInFlight || isQueued(wf, n) { throw Executor.notAllowed("retry", node) }
+        guard let previous = lastRunWithInputs(wf, n) else {
+            throw .state("noPreviousRun", "'\(node.nodeId)' has not run yet; use Run", details: ["nodeId": .string(node.nodeId)])
+        }
+        for port in previous.inputs.keys.sorted() {
+            let id = previous.inputs[port]!
+            if try ctx.asset(id) == nil {
+                throw .state("inputAssetGone", "cannot retry: the \(port) input (\(id)) of the previous run was deleted; use Re-run with latest",
+                             details: ["nodeId": .string(node.nodeId), "port": .string(port), "assetId": .string(id)])
+            }
+        }
+        if graph.nodes[n].resourceClass == .remote, !graph.nodes[n].isInteractive, !ctx.isOnline {
+            throw .state("offline", "cannot retry a remote step while offline", details: ["nodeId": .string(node.nodeId)])
+        }
+        let runId = try startRun(&wf, n, trigger: .retry, inputs: previous.inputs, params: previous.params)
+        try reconcile(&wf)
+        return runId
+    }
+
+    /// The node's last run that actually used inputs (not an interactive confirmation that
+    /// preceded a tool run).
+    func lastRunWithInputs(_ wf: Workflow, _ n: Int) -> Run? {
+        let id = wf.nodes[n].nodeId
+        return wf.runs.last { $0.nodeId == id && $0.status.isTerminal }
+    }
+
+    /// A run waiting for a slot.
+    func isQueued(_ wf: Workflow, _ n: Int) -> Bool {
+        guard let run = wf.run(wf.nodes[n].currentRunId) else { return false }
+        return !run.status.isTerminal
+    }
+
+    // MARK: Params
+
+    /// Merges `params` into the person's changes (persisted at once). `null` values remove a change.
+    public func setParams(_ wf: inout Workflow, _ n: Int, _ params: JSONObject) {
+        var merged = wf.nodes[n].params
+        for (k, v) in params {
+            if v.isNull { merged[k] = nil } else { merged[k] = v }
+        }
+        wf.nodes[n].params = merged
+        wf.nodes[n].updatedAt = ctx.now
+        wf.updatedAt = ctx.now
+    }
+
+    /// Back to the defaults: the tool's, the provider's and the template's.
+    public func resetParams(_ wf: inout Workflow, _ n: Int) {
+        wf.nodes[n].params = [:]
+        wf.nodes[n].updatedAt = ctx.now
+        wf.updatedAt = ctx.now
+    }
+
+    /// Applies a template preset as a delta over the current params.
+    public func applyPreset(_ wf: inout Workflow, _ n: Int, name: String) throws(EngineError) {
+        guard let preset = graph.nodes[n].presets.first(where: { $0.name == name }) else {
+            throw .notFound("unknownPreset", "'\(graph.nodes[n].id)' has no preset '\(name)'",
+                            details: ["preset": .string(name), "presets": JSON(graph.nodes[n].presets.map(\.name))])
+        }
+        setParams(&wf, n, preset.params)
+    }
+
+    // MARK: Selection
+
+    /// The assets a node produced on `port`, newest first.
+    public func producedAssets(_ wf: Workflow, _ n: Int, port: String) -> [String] {
+        let id = wf.nodes[n].nodeId
+        var seen = Set<String>()
+        var out: [String] = []
+        for run in wf.runs.reversed() where run.nodeId == id {
+            if let a = run.outputs[port], seen.insert(a).inserted { out.append(a) }
+        }
+        return out
+    }
+
+    /// Candidates for an input port: what its producer made on the feeding port (newest first),
+    /// and the asset bound at creation.
+    public func inputCandidates(_ wf: Workflow, _ n: Int, port: String) -> [String] {
+        var out: [String] = []
+        if let producer = graph.producers[n][port] {
+            out = producedAssets(wf, producer.node, port: producer.port)
+        }
+        if let bound = wf.nodes[n].bindings[port], !out.contains(bound) { out.append(bound) }
+        return out
+    }
+
+    /// "Select Input": pins an input port to one of its candidates (nil returns to the latest).
+    public func selectInput(_ wf: inout Workflow, _ n: Int, port: String, assetId: String?) throws(EngineError) {
+        let t = graph.nodes[n]
+        guard t.inputs.port(named: port) != nil else {
+            throw .notFound("unknownPort", "'\(t.id)' has no input port '\(port)'", details: ["port": .string(port)])
+        }
+        if let assetId {
+            let candidates = inputCandidates(wf, n, port: port)
+            guard candidates.contains(assetId) else {
+                throw .invalid("notACandidate", "\(assetId) is not a candidate for '\(t.id)'.\(port)",
+                               details: ["port": .string(port), "candidates": JSON(candidates)])
+            }
+            guard try ctx.asset(assetId) != nil else {
+                throw .notFound("unknownAsset", "asset \(assetId) no longer exists", details: ["assetId": .string(assetId)])
+            }
+        }
+        wf.nodes[n].inputSelections[port] = assetId
+        wf.nodes[n].updatedAt = ctx.now
+        wf.updatedAt = ctx.now
+        try reconcile(&wf)
+    }
+
+    /// "Use for next step": makes one of the node's earlier outputs on `port` the current one;
+    /// consumers that used another become `inputChanged`.
+    public func selectOutput(_ wf: inout Workflow, _ n: Int, port: String, assetId: String) throws(EngineError) {
+        let t = graph.nodes[n]
+        guard t.outputs.port(named: port) != nil else {
+            throw .notFound("unknownPort", "'\(t.id)' has no output port '\(port)'", details: ["port": .string(port)])
+        }
+        let produced = producedAssets(wf, n, port: port)
+        guard produced.contains(assetId) else {
+            throw .invalid("notACandidate", "\(assetId) was not produced by '\(t.id)'.\(port)",
+                           details: ["port": .string(port), "candidates": JSON(produced)])
+        }
+        guard wf.nodes[n].state == .succeeded || wf.nodes[n].state == .blocked || wf.nodes[n].state == .failed else {
+            throw Executor.notAllowed("select an output", wf.nodes[n])
+        }
+        guard try ctx.asset(assetId) != nil else {
+            throw .notFound("unknownAsset", "asset \(assetId) no longer exists", details: ["assetId": .string(assetId)])
+        }
+        wf.nodes[n].outputs[port] = assetId
+        wf.nodes[n].updatedAt = ctx.now
+        wf.updatedAt = ctx.now
+        try reconcile(&wf)
+    }
+}

@@ -1,0 +1,298 @@
+/// What a provider reports about a job (`job.update`).
+public struct JobUpdate: Sendable {
+    public enum Status: String, Sendable, CaseIterable { case queued, running, succeeded, failed, cancelled }
+    public var status: Status
+    /// 0…1; nil when the provider gives none (an indeterminate bar).
+    public var progress: Double?
+    public var logTail: [String]?
+    /// For `succeeded`: per output port, either `{url}` to download or an asset `{type, uri, …}`.
+    public var outputs: JSONObject?
+    public var error: NodeError?
+
+    public init(status: Status, progress: Double? = nil, logTail: [String]? = nil, outputs: JSONObject? = nil,
+                error: NodeError? = nil) {
+        self.status = status
+        self.progress = progress
+        self.logTail = logTail
+        self.outputs = outputs
+        self.error = error
+    }
+}
+
+/// A transport failure reported by the host (`job.transportError`).
+public struct TransportError: Sendable {
+    public var httpStatus: Int?
+    public var retryAfterSeconds: Double?
+    public var offline: Bool
+
+    public init(httpStatus: Int? = nil, retryAfterSeconds: Double? = nil, offline: Bool = false) {
+        self.httpStatus = httpStatus
+        self.retryAfterSeconds = retryAfterSeconds
+        self.offline = offline
+    }
+}
+
+/// How an event was applied: changed something, or ignored (stale, duplicate) with a reason.
+public enum EventOutcome: Equatable, Sendable {
+    case applied
+    case ignored(String)
+
+    public var json: JSONObject {
+        switch self {
+        case .applied: return ["applied": true]
+        case let .ignored(reason): return ["applied": false, "ignored": .string(reason)]
+        }
+    }
+}
+
+extension Executor {
+    /// Keeps the last six log lines, each redacted.
+    static func tail(_ lines: [String]) -> [String] { Array(lines.suffix(6)).map(Redaction.redact) }
+
+    /// The provider accepted the job: the run gets its job id (once: a run with a job id is never
+    /// resubmitted) and polling starts. A second, different job id for the same run is a
+    /// duplicate job, cancelled at once.
+    public func jobSubmitted(_ wf: inout Workflow, runIndex r: Int, jobId: String) throws(EngineError) -> EventOutcome {
+        let run = wf.runs[r]
+        ctx.settle(answerKey: AnswerKey.submit(run.runId))
+        if let existing = run.jobId {
+            if existing == jobId { return .ignored("duplicate: the run already has this job id") }
+            var body = effectBody(wf, run)
+            body["jobId"] = .string(jobId)
+            body["reason"] = "duplicateJob"
+            ctx.emit(EffectType.remoteCancel, body, answerKey: nil)
+            ctx.warn("second job id for one run; cancelling the duplicate", ["runId": run.runId, "jobId": jobId])
+            return .ignored("duplicate job: run already has job \(existing); \(jobId) is being cancelled")
+        }
+        if run.status.isTerminal {
+            // The run was cancelled (or failed) before the provider answered: drop the job.
+            wf.runs[r].jobId = jobId
+            var body = effectBody(wf, run)
+            body["jobId"] = .string(jobId)
+            ctx.emit(EffectType.remoteCancel, body, answerKey: nil)
+            return .ignored("the run is \(run.status.rawValue); the job is being cancelled")
+        }
+        guard run.status == .submitting || run.status == .retryWait else {
+            return .ignored("the run is \(run.status.rawValue), not submitting")
+        }
+        wf.runs[r].jobId = jobId
+        wf.runs[r].status = .submitted
+        wf.runs[r].providerStatus = "queued"
+        wf.runs[r].nextAttemptAt = nil
+        schedulePoll(&wf, runIndex: r)
+        wf.updatedAt = ctx.now
+        ctx.note("job submitted", ["workflowId": wf.workflowId, "runId": run.runId, "jobId": jobId])
+        return .applied
+    }
+
+    /// Schedules the next regular poll of run `r` (none while polling is paused).
+    func schedulePoll(_ wf: inout Workflow, runIndex r: Int) {
+        guard !wf.pollingPaused else {
+            wf.runs[r].nextPollAt = nil
+            return
+        }
+        wf.runs[r].pollCount += 1
+        let delay = RetryPolicy.pollDelay(interval: ctx.settings.pollIntervalSeconds, seed: ctx.settings.seed,
+                                          runId: wf.runs[r].runId, pollNumber: wf.runs[r].pollCount)
+        wf.runs[r].nextPollAt = ctx.now.adding(seconds: delay)
+    }
+
+    /// The provider reports the job's status.
+    public func jobUpdated(_ wf: inout Workflow, runIndex r: Int, update: JobUpdate) throws(EngineError) -> EventOutcome {
+        let run = wf.runs[r]
+        guard let n = wf.nodeIndex(run.nodeId) else { return .ignored("unknown node") }
+        guard !run.status.isTerminal else { return .ignored("the run is already \(run.status.rawValue)") }
+        guard run.status.hasLiveJob || run.status == .submitting || run.status == .retryWait else {
+            return .ignored("the run is \(run.status.rawValue)")
+        }
+        ctx.settle(answerKey: AnswerKey.poll(run.runId))
+        wf.runs[r].pollFailures = 0
+        wf.runs[r].providerStatus = update.status.rawValue
+        if let p = update.progress { wf.runs[r].progress = min(max(p, 0), 1) }
+        if let lines = update.logTail { wf.runs[r].logTail = Executor.tail(lines) }
+        wf.updatedAt = ctx.now
+        switch update.status {
+        case .queued:
+            if wf.runs[r].status == .submitting || wf.runs[r].status == .retryWait { wf.runs[r].status = .submitted }
+            if wf.runs[r].nextPollAt == nil { schedulePoll(&wf, runIndex: r) }
+            return .applied
+        case .running:
+            wf.runs[r].status = .running
+            if wf.nodes[n].state == .queuedRemote { try setState(&wf, n, .runningRemote) }
+            if wf.runs[r].nextPollAt == nil { schedulePoll(&wf, runIndex: r) }
+            return .applied
+        case .failed:
+            try fail(&wf, runIndex: r, error: update.error
+                        ?? NodeError(code: "providerFailed", message: "The provider reported that the job failed."))
+            try reconcile(&wf)
+            return .applied
+        case .cancelled:
+            wf.runs[r].status = .cancelled
+            wf.runs[r].finishedAt = ctx.now
+            wf.runs[r].holdsSlot = false
+            wf.runs[r].nextPollAt = nil
+            let error = NodeError(code: "providerCancelled", message: "The provider cancelled the job.")
+            wf.runs[r].error = error
+            wf.nodes[n].lastError = error
+            try setState(&wf, n, .cancelled)
+            try reconcile(&wf)
+            return .applied
+        case .succeeded:
+            return try jobSucceeded(&wf, runIndex: r, n: n, outputs: update.outputs ?? [:])
+        }
+    }
+
+    private func jobSucceeded(_ wf: inout Workflow, runIndex r: Int, n: Int, outputs: JSONObject) throws(EngineError)
+        -> EventOutcome
+    {
+        let t = graph.nodes[n]
+        var ready: [(port: String, draft: AssetDraft)] = []
+        var downloads: [String: String] = [:]
+        for port in t.outputs {
+            guard let value = outputs[port.name] else {
+                try fail(&wf, runIndex: r, error: NodeError(
+                    code: "missingOutput", message: "The provider reported success without the '\(port.name)' output.",
+                    details: ["port": .string(port.name)]))
+                try reconcile(&wf)
+                return .applied
+            }
+            if case let .object(o) = value, case let .string(url)? = o["url"], o["uri"] == nil {
+                downloads[port.name] = url
+                continue
+            }
+            let draft = try AssetDraft.decode(value, path: "outputs.\(port.name)")
+            if let type = draft.type, type != port.type {
+                throw .invalid("resultTypeMismatch",
+                               "outputs.\(port.name) is \(type) but '\(t.id)'.\(port.name) is \(port.type)",
+                               details: ["port": .string(port.name), "expected": .string(port.type), "got": .string(type)])
+            }
+            ready.append((port.name, draft))
+        }
+        wf.runs[r].holdsSlot = false
+        wf.runs[r].nextPollAt = nil
+        let registered = registerOutputs(wf, wf.runs[r], ready)
+        wf.runs[r].outputs = registered
+        if downloads.isEmpty {
+            try succeed(&wf, runIndex: r, outputs: registered)
+            try reconcile(&wf)
+            return .applied
+        }
+        wf.runs[r].status = .downloading
+        wf.runs[r].pendingDownloads = downloads
+        try setState(&wf, n, .downloading)
+        for port in downloads.keys.sorted() { emitDownload(wf, runIndex: r, port: port) }
+        return .applied
+    }
+
+    func emitDownload(_ wf: Workflow, runIndex r: Int, port: String) {
+        let run = wf.runs[r]
+        guard let url = run.pendingDownloads[port] else { return }
+        var body = effectBody(wf, run)
+        body["port"] = .string(port)
+        body["url"] = .string(url)
+        if let jobId = run.jobId { body["jobId"] = .string(jobId) }
+        ctx.emit(EffectType.remoteDownload, body, answerKey: AnswerKey.download(run.runId, port))
+    }
+
+    /// One output of run `r` has been fetched.
+    public func downloaded(_ wf: inout Workflow, runIndex r: Int, port: String, draft: AssetDraft) throws(EngineError)
+        -> EventOutcome
+    {
+        let run = wf.runs[r]
+        guard let n = wf.nodeIndex(run.nodeId), let expected = graph.nodes[n].outputs.port(named: port)?.type else {
+            throw .invalid("unknownPort", "'\(run.nodeId)' has no output port '\(port)'",
+                           details: ["port": .string(port), "runId": .string(run.runId)])
+        }
+        guard run.status == .downloading else { return .ignored("the run is \(run.status.rawValue), not downloading") }
+        guard run.pendingDownloads[port] != nil else {
+            if run.outputs[port] != nil { return .ignored("duplicate: '\(port)' was already downloaded") }
+            throw .invalid("unknownPort", "run \(run.runId) has no download pending for port '\(port)'",
+                           details: ["port": .string(port), "runId": .string(run.runId)])
+        }
+        if let type = draft.type, type != expected {
+            throw .invalid("resultTypeMismatch", "asset is \(type) but '\(run.nodeId)'.\(port) is \(expected)",
+                           details: ["port": .string(port), "expected": .string(expected), "got": .string(type)])
+        }
+        ctx.settle(answerKey: AnswerKey.download(run.runId, port))
+        let ids = registerOutputs(wf, run, [(port, draft)])
+        wf.runs[r].pendingDownloads[port] = nil
+        wf.runs[r].outputs[port] = ids[port]
+        wf.runs[r].downloadFailures = 0
+        wf.runs[r].nextDownloadAt = nil
+        wf.updatedAt = ctx.now
+        if wf.runs[r].pendingDownloads.isEmpty {
+            try succeed(&wf, runIndex: r, outputs: wf.runs[r].outputs)
+            try reconcile(&wf)
+        }
+        return .applied
+    }
+
+    /// A transport failure: while submitting, the submit retry policy applies; while polling,
+    /// "Reconnecting…" with backoff, never giving up; while downloading, the download is retried.
+    public func transportError(_ wf: inout Workflow, runIndex r: Int, error: TransportError) throws(EngineError)
+        -> EventOutcome
+    {
+        let run = wf.runs[r]
+        guard !run.status.isTerminal else { return .ignored("the run is already \(run.status.rawValue)") }
+        wf.updatedAt = ctx.now
+        switch run.status {
+        case .submitting:
+            ctx.settle(answerKey: AnswerKey.submit(run.runId))
+            let failures = run.submitFailures + 1
+            wf.runs[r].submitFailures = failures
+            let decision = RetryPolicy.afterSubmitFailure(
+                httpStatus: error.httpStatus, retryAfterSeconds: error.retryAfterSeconds, offline: error.offline,
+                failures: failures, seed: ctx.settings.seed, runId: run.runId)
+            switch decision {
+            case let .retry(seconds):
+                wf.runs[r].status = .retryWait
+                wf.runs[r].nextAttemptAt = ctx.now.adding(seconds: seconds)
+                ctx.note("submit failed; retrying", ["runId": run.runId, "attempt": "\(failures)",
+                                                    "waitSeconds": "\(Int(seconds.rounded()))",
+                                                    "httpStatus": error.httpStatus.map(String.init) ?? "none"])
+            case let .fail(nodeError):
+                try fail(&wf, runIndex: r, error: nodeError)
+                try reconcile(&wf)
+            }
+            return .applied
+        case .submitted, .running:
+            ctx.settle(answerKey: AnswerKey.poll(run.runId))
+            let failures = run.pollFailures + 1
+            wf.runs[r].pollFailures = failures
+            let delay = RetryPolicy.reconnectDelay(interval: ctx.settings.pollIntervalSeconds, failures: failures,
+                                                   retryAfterSeconds: error.retryAfterSeconds, seed: ctx.settings.seed,
+                                                   runId: run.runId)
+            if !wf.pollingPaused { wf.runs[r].nextPollAt = ctx.now.adding(seconds: delay) }
+            return .applied
+        case .downloading:
+            for port in run.pendingDownloads.keys { ctx.settle(answerKey: AnswerKey.download(run.runId, port)) }
+            let failures = run.downloadFailures + 1
+            wf.runs[r].downloadFailures = failures
+            let delay = RetryPolicy.reconnectDelay(interval: ctx.settings.pollIntervalSeconds, failures: failures,
+                                                   retryAfterSeconds: error.retryAfterSeconds, seed: ctx.settings.seed,
+                                                   runId: run.runId + ":download")
+            wf.runs[r].nextDownloadAt = ctx.now.adding(seconds: delay)
+            return .applied
+        default:
+            return .ignored("the run is \(run.status.rawValue); nothing is in transit")
+        }
+    }
+
+    /// Polling paused or resumed for the workflow: pausing drops scheduled and untaken polls
+    /// (jobs keep running remotely); resuming polls every live job at once, then on schedule.
+    public func setPolling(_ wf: inout Workflow, paused: Bool) {
+        guard wf.pollingPaused != paused else { return }
+        wf.pollingPaused = paused
+        wf.updatedAt = ctx.now
+        for r in wf.runs.indices where wf.runs[r].status.hasLiveJob {
+            if paused {
+                wf.runs[r].nextPollAt = nil
+                for e in ctx.effects(answerKey: AnswerKey.poll(wf.runs[r].runId)) where !e.taken {
+                    ctx.settle(answerKey: AnswerKey.poll(wf.runs[r].runId))
+                }
+            } else {
+                pollNow(&wf, runIndex: r)
+            }
+        }
+    }
+}

@@ -1,0 +1,37 @@
+/// Numbers the rules use, from the engine's configuration (DESIGN §5).
+public struct RuleSettings: Sendable {
+    public var pollIntervalSeconds: Double = 10
+    public var seed: UInt64 = 0
+    public var deepLinkScheme: String = "app"
+    public var claimLeaseSeconds: Double = 300
+    public var defaultSnoozeSeconds: Double = 3600
+    public var maxSnoozes: Int = 5
+    public var doneAwaitRetentionSeconds: Double = 7 * 86_400
+
+    public init() {}
+}
+
+/// What the rules need from their surroundings: the time, lookups, ids, and a place to put
+/// assets, effects and telemetry. The engine's unit of work implements it; core tests use a
+/// plain in-memory one. Nothing here reads a clock or touches files or the network.
+public protocol RulesContext: AnyObject {
+    var now: Timestamp { get }
+    var settings: RuleSettings { get }
+    var isOnline: Bool { get }
+    func tool(_ kind: String) -> ToolSpec?
+    func providerDefaults(_ kind: String) -> JSONObject?
+    func asset(_ id: String) throws(EngineError) -> Asset?
+    func putAsset(_ asset: Asset)
+    func newId(_ prefix: String) -> String
+    @discardableResult
+    func emit(_ type: String, _ body: JSONObject, answerKey: String?) -> Effect
+    /// Effects on record for an answer key.
+    func effects(answerKey: String) -> [Effect]
+    /// The answer arrived, or the work is obsolete: drop what is on record for the key.
+    func settle(answerKey: String)
+    func metric(_ name: String, _ fields: JSONObject)
+    /// A log line for operators: ids and codes only, never media, file contents or personal data.
+    func note(_ message: String, _ fields: [String: String])
+    /// A warning log line, same rules as ``note(_:_:)``.
+    func warn(_ message: String, _ fields: [String: String])
+}

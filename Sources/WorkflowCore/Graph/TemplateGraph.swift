@@ -1,0 +1,58 @@
+/// A validated template with its graph precomputed: node lookup, graph order, and who produces
+/// and consumes each port. Built once per template and shared by every workflow of it.
+public final class TemplateGraph: Sendable {
+    public struct Consumer: Sendable, Equatable {
+        /// The producing output port.
+        public let port: String
+        public let node: Int
+        public let inputPort: String
+    }
+
+    public let template: Template
+    public let index: [String: Int]
+    /// Node indices in graph order: Kahn's algorithm, ties broken by template order.
+    public let order: [Int]
+    /// For each node index, its position in `order`.
+    public let position: [Int]
+    /// For each node index: input port → producing (node index, output port).
+    public let producers: [[String: (node: Int, port: String)]]
+    /// For each node index: the inputs its outputs feed.
+    public let consumers: [[Consumer]]
+    public let successors: [[Int]]
+
+    public init(template: Template) {
+        self.template = template
+        let index = template.nodeIndex()
+        self.index = index
+        var producers = [[String: (node: Int, port: String)]](repeating: [:], count: template.nodes.count)
+        var consumers = [[Consumer]](repeating: [], count: template.nodes.count)
+        var successors = [[Int]](repeating: [], count: template.nodes.count)
+        var pairs: [(Int, Int)] = []
+        pairs.reserveCapacity(template.edges.count)
+        for e in template.edges {
+            guard let f = index[e.from.node], let t = index[e.to.node] else { continue }
+            producers[t][e.to.port] = (f, e.from.port)
+            consumers[f].append(Consumer(port: e.from.port, node: t, inputPort: e.to.port))
+            if !successors[f].contains(t) { successors[f].append(t) }
+            pairs.append((f, t))
+        }
+        self.producers = producers
+        self.consumers = consumers
+        self.successors = successors
+        let order = GraphAlgorithms.topologicalOrder(count: template.nodes.count, edges: pairs)
+            ?? Array(0..<template.nodes.count)
+        self.order = order
+        var position = [Int](repeating: 0, count: template.nodes.count)
+        for (p, n) in order.enumerated() { position[n] = p }
+        self.position = position
+    }
+
+    public var nodes: [TemplateNode] { template.nodes }
+
+    public func node(_ id: String) -> TemplateNode? { index[id].map { template.nodes[$0] } }
+
+    /// Every node downstream of `start` (not including it).
+    public func descendants(of start: Int) -> Set<Int> {
+        GraphAlgorithms.descendants(of: [start], successors: successors)
+    }
+}

@@ -1,0 +1,93 @@
+public enum AwaitStatus: String, Sendable, Equatable, CaseIterable {
+    case pending, snoozed, done
+}
+
+/// How a done await ended.
+public enum AwaitResolution: String, Sendable, Equatable, CaseIterable {
+    case completed, cancelled, skipped, expired, autoDefault
+    /// The node moved on without it (cancelled, re-run, workflow deleted).
+    case withdrawn
+}
+
+public struct AwaitClaim: Sendable, Equatable {
+    public var claimant: String
+    public var claimedAt: Timestamp
+    public var leaseExpiresAt: Timestamp
+
+    public init(claimant: String, claimedAt: Timestamp, leaseExpiresAt: Timestamp) {
+        self.claimant = claimant
+        self.claimedAt = claimedAt
+        self.leaseExpiresAt = leaseExpiresAt
+    }
+}
+
+/// A request for a person's input, filed by an interactive node (DESIGN §4 Awaits). Unique per
+/// (workflow, node, run).
+public struct AwaitRequest: Sendable, Equatable {
+    public let awaitId: String
+    public let workflowId: String
+    public let nodeId: String
+    public let runId: String
+    public var type: AwaitType
+    public var title: String
+    public var detail: String?
+    public var urgency: Urgency
+    public var blocking: Bool
+    public var status: AwaitStatus
+    public var createdAt: Timestamp
+    public var expiresAt: Timestamp?
+    public var snoozeUntil: Timestamp?
+    public var snoozeCount: Int
+    public var claim: AwaitClaim?
+    public var deepLink: String
+    public var onTimeout: ResumeAction
+    public var onCancel: ResumeAction?
+    public var skippable: Bool
+    public var notificationTitle: String
+    public var notificationBody: String
+    public var resolution: AwaitResolution?
+    public var doneAt: Timestamp?
+    /// The input assets the request was filed with (port → asset id): the candidates of a
+    /// select-asset request.
+    public var inputs: [String: String]
+    /// A done await past its retention: gone from the Action Center, kept for history.
+    public var cleared: Bool
+
+    public init(awaitId: String, workflowId: String, nodeId: String, runId: String, type: AwaitType, title: String,
+                detail: String?, urgency: Urgency, blocking: Bool, createdAt: Timestamp, expiresAt: Timestamp?,
+                deepLink: String, onTimeout: ResumeAction, onCancel: ResumeAction?, skippable: Bool,
+                notificationTitle: String, notificationBody: String) {
+        self.awaitId = awaitId
+        self.workflowId = workflowId
+        self.nodeId = nodeId
+        self.runId = runId
+        self.type = type
+        self.title = title
+        self.detail = detail
+        self.urgency = urgency
+        self.blocking = blocking
+        self.status = .pending
+        self.createdAt = createdAt
+        self.expiresAt = expiresAt
+        self.snoozeUntil = nil
+        self.snoozeCount = 0
+        self.claim = nil
+        self.deepLink = deepLink
+        self.onTimeout = onTimeout
+        self.onCancel = onCancel
+        self.skippable = skippable
+        self.notificationTitle = notificationTitle
+        self.notificationBody = notificationBody
+        self.resolution = nil
+        self.doneAt = nil
+        self.cleared = false
+        self.inputs = [:]
+    }
+
+    public var isOpen: Bool { status != .done }
+
+    /// Candidates in order ("Choose A" is the first): the input assets sorted by port.
+    public var candidates: [(port: String, assetId: String)] {
+        inputs.keys.sorted().map { ($0, inputs[$0]!) }
+    }
+}

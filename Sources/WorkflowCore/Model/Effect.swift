@@ -1,0 +1,49 @@
+/// Something the host (or the runtime) must do: submit a job, poll it, run a local tool, show a
+/// notification, evict a cache file. Effects wait in a persisted outbox until taken.
+///
+/// Delivery is at-least-once: an effect whose work is answered by an event (a submit by
+/// `job.submitted`, a poll by `job.update`) stays on record after it is taken, and is delivered
+/// again with the same `id` when the engine is reopened before the answer arrived.
+public struct Effect: Sendable, Equatable {
+    /// Outbox order.
+    public var seq: Int64
+    public var id: String
+    public var type: String
+    /// The effect as hosts see it, including `id` and `type`.
+    public var body: JSONObject
+    /// Names the event that answers it (`submit:run-3`); nil when taking it is enough.
+    public var answerKey: String?
+    public var taken: Bool
+
+    public init(seq: Int64, id: String, type: String, body: JSONObject, answerKey: String?, taken: Bool = false) {
+        self.seq = seq
+        self.id = id
+        self.type = type
+        self.body = body
+        self.answerKey = answerKey
+        self.taken = taken
+    }
+
+    public var workflowId: String? { body["workflowId"]?.stringValue }
+}
+
+/// Effect type names (DESIGN §4).
+public enum EffectType {
+    public static let remoteSubmit = "remote.submit"
+    public static let remotePoll = "remote.poll"
+    public static let remoteCancel = "remote.cancel"
+    public static let remoteDownload = "remote.download"
+    public static let localRun = "local.run"
+    public static let notify = "notify"
+    public static let notifyWithdraw = "notify.withdraw"
+    public static let cacheEvict = "cache.evict"
+}
+
+/// Answer keys tie an effect to the event that settles it.
+public enum AnswerKey {
+    public static func submit(_ runId: String) -> String { "submit:\(runId)" }
+    public static func poll(_ runId: String) -> String { "poll:\(runId)" }
+    public static func download(_ runId: String, _ port: String) -> String { "download:\(runId):\(port)" }
+    public static func local(_ runId: String) -> String { "local:\(runId)" }
+    public static func notify(_ awaitId: String) -> String { "notify:\(awaitId)" }
+}

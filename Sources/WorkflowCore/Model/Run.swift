@@ -1,0 +1,147 @@
+/// Where a run executes.
+public enum RunMode: String, Sendable, Equatable, CaseIterable {
+    case remote, local
+    /// A person answers (an await); no job runs.
+    case interactive
+}
+
+/// What started a run.
+public enum RunTrigger: String, Sendable, Equatable, CaseIterable {
+    /// Run, or Re-run with latest: current edges and newest assets.
+    case run
+    /// Retry (same inputs): the frozen input assets and params of the previous run.
+    case retry
+    /// Started by itself in a workflow set to run all ready steps.
+    case auto
+}
+
+/// The lifecycle of one run.
+public enum RunStatus: String, Sendable, Equatable, CaseIterable {
+    /// Waiting for a slot in its queue.
+    case queued
+    /// `remote.submit` emitted; no job id yet.
+    case submitting
+    /// A submit failed transiently; the next attempt is at `nextAttemptAt`.
+    case retryWait
+    /// The provider accepted the job and has not started it.
+    case submitted
+    /// The provider (or the local tool) is running it.
+    case running
+    /// Outputs are being fetched.
+    case downloading
+    /// An interactive run waiting for a person.
+    case awaiting
+    case succeeded, failed, cancelled, skipped
+
+    public var isTerminal: Bool {
+        switch self {
+        case .succeeded, .failed, .cancelled, .skipped: return true
+        default: return false
+        }
+    }
+
+    /// Status that still has a live remote job to poll.
+    public var hasLiveJob: Bool { self == .submitted || self == .running }
+
+    /// Decodes stored and legacy names; an unknown value reads as `failed`, never as success.
+    public init(persisted raw: String) {
+        if let s = RunStatus(rawValue: raw) {
+            self = s
+            return
+        }
+        switch raw {
+        case "pending", "waiting": self = .queued
+        case "queuedAtProvider", "accepted": self = .submitted
+        case "done", "completed", "success": self = .succeeded
+        case "canceled", "aborted": self = .cancelled
+        default: self = .failed
+        }
+    }
+}
+
+/// One execution of a node: its frozen inputs and params, the job, progress and outputs.
+public struct Run: Sendable, Equatable {
+    public let runId: String
+    public let nodeId: String
+    /// 1 for the node's first run, 2 for the second, …
+    public var number: Int
+    public var mode: RunMode
+    public var kind: String
+    public var trigger: RunTrigger
+    public var status: RunStatus
+    /// Effective params, frozen when the run was created.
+    public var params: JSONObject
+    /// Input assets by port, frozen when the run was created.
+    public var inputs: [String: String]
+    /// Sent with every submit of this run; providers use it to drop duplicates.
+    public var idempotencyKey: String
+    public var jobId: String?
+    /// `remote.submit` effects emitted for this run.
+    public var submitAttempts: Int
+    /// Transient submit failures so far (each one schedules an automatic retry, at most 3).
+    public var submitFailures: Int
+    public var nextAttemptAt: Timestamp?
+    public var nextPollAt: Timestamp?
+    /// Regular polls scheduled so far (numbers the jitter draws).
+    public var pollCount: Int
+    /// Consecutive transport errors while polling ("Reconnecting…").
+    public var pollFailures: Int
+    /// The provider's last reported status (queued, running, …).
+    public var providerStatus: String?
+    public var progress: Double?
+    /// Last lines of the job's log, redacted, at most 6.
+    public var logTail: [String]
+    public var outputs: [String: String]
+    /// Outputs still to fetch: port → url.
+    public var pendingDownloads: [String: String]
+    public var downloadFailures: Int
+    public var nextDownloadAt: Timestamp?
+    /// Counts against its queue's caps.
+    public var holdsSlot: Bool
+    public var createdAt: Timestamp
+    public var startedAt: Timestamp?
+    public var finishedAt: Timestamp?
+    public var error: NodeError?
+
+    public init(runId: String, nodeId: String, number: Int, mode: RunMode, kind: String, trigger: RunTrigger,
+                status: RunStatus, params: JSONObject, inputs: [String: String], idempotencyKey: String,
+                createdAt: Timestamp) {
+        self.runId = runId
+        self.nodeId = nodeId
+        self.number = number
+        self.mode = mode
+        self.kind = kind
+        self.trigger = trigger
+        self.status = status
+        self.params = params
+        self.inputs = inputs
+        self.idempotencyKey = idempotencyKey
+        self.jobId = nil
+        self.submitAttempts = 0
+        self.submitFailures = 0
+        self.nextAttemptAt = nil
+        self.nextPollAt = nil
+        self.pollCount = 0
+        self.pollFailures = 0
+        self.providerStatus = nil
+        self.progress = nil
+        self.logTail = []
+        self.outputs = [:]
+        self.pendingDownloads = [:]
+        self.downloadFailures = 0
+        self.nextDownloadAt = nil
+        self.holdsSlot = false
+        self.createdAt = createdAt
+        self.startedAt = nil
+        self.finishedAt = nil
+        self.error = nil
+    }
+
+    /// Transport errors while polling put the card in "Reconnecting…".
+    public var reconnecting: Bool { pollFailures > 0 || downloadFailures > 0 }
+
+    public var durationSeconds: Double? {
+        guard let s = startedAt, let f = finishedAt else { return nil }
+        return s.seconds(until: f)
+    }
+}

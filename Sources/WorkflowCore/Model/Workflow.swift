@@ -1,0 +1,165 @@
+/// A workflow instance: one run of a template's graph, with every node's state, every run, and
+/// every await. This is the unit the engine loads, changes and persists.
+public struct Workflow: Sendable, Equatable {
+    public let workflowId: String
+    /// Creation order, for stable listing and fair round-robin.
+    public var seq: Int64
+    public var templateId: String
+    public var title: String
+    public var createdAt: Timestamp
+    public var updatedAt: Timestamp
+    public var archived: Bool
+    /// After "Run all ready", nodes that become ready start by themselves.
+    public var autoRun: Bool
+    /// Pauses status polls only; jobs keep running remotely.
+    public var pollingPaused: Bool
+    public var status: WorkflowStatus
+    /// In template order (index = template node index).
+    public var nodes: [NodeInstance]
+    /// Every run, in creation order.
+    public var runs: [Run]
+    /// Every await, in creation order.
+    public var awaits: [AwaitRequest]
+
+    public init(workflowId: String, seq: Int64, templateId: String, title: String, createdAt: Timestamp,
+                nodes: [NodeInstance]) {
+        self.workflowId = workflowId
+        self.seq = seq
+        self.templateId = templateId
+        self.title = title
+        self.createdAt = createdAt
+        self.updatedAt = createdAt
+        self.archived = false
+        self.autoRun = false
+        self.pollingPaused = false
+        self.status = .active
+        self.nodes = nodes
+        self.runs = []
+        self.awaits = []
+    }
+
+    public init(workflowId: String, seq: Int64, templateId: String, title: String, createdAt: Timestamp,
+                updatedAt: Timestamp, archived: Bool, autoRun: Bool, pollingPaused: Bool, status: WorkflowStatus,
+                nodes: [NodeInstance], runs: [Run], awaits: [AwaitRequest]) {
+        self.workflowId = workflowId
+        self.seq = seq
+        self.templateId = templateId
+        self.title = title
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt
+        self.archived = archived
+        self.autoRun = autoRun
+        self.pollingPaused = pollingPaused
+        self.status = status
+        self.nodes = nodes
+        self.runs = runs
+        self.awaits = awaits
+    }
+
+    public func nodeIndex(_ nodeId: String) -> Int? { nodes.firstIndex { $0.nodeId == nodeId } }
+
+    public func runIndex(_ runId: String) -> Int? {
+        // Recent runs are the ones events name; search from the end.
+        var i = runs.count - 1
+        while i >= 0 {
+            if runs[i].runId == runId { return i }
+            i -= 1
+        }
+        return nil
+    }
+
+    public func run(_ runId: String?) -> Run? {
+        guard let runId, let i = runIndex(runId) else { return nil }
+        return runs[i]
+    }
+
+    public func awaitIndex(_ awaitId: String) -> Int? { awaits.firstIndex { $0.awaitId == awaitId } }
+
+    /// Runs of one node, oldest first.
+    public func runs(of nodeId: String) -> [Run] { runs.filter { $0.nodeId == nodeId } }
+}
+
+public enum WorkflowStatus: String, Sendable, Equatable, CaseIterable {
+    case active, done, failed, archived
+}
+
+/// Why a node is blocked: `{code, message}` plus facts (ports, upstream node ids).
+public struct BlockedReason: Sendable, Equatable {
+    public var code: String
+    public var message: String
+    public var details: JSONObject
+
+    public init(code: String, message: String, details: JSONObject = [:]) {
+        self.code = code
+        self.message = message
+        self.details = details
+    }
+
+    public var json: JSON { ["code": .string(code), "message": .string(message)] }
+
+    public static let waitingForInput = "waitingForInput"
+    public static let inputChanged = "inputChanged"
+    public static let upstreamFailed = "upstreamFailed"
+    public static let toolNotInstalled = "toolNotInstalled"
+    public static let offline = "offline"
+}
+
+/// A failure shown on a card: the code, a plain sentence, and a hint where one helps.
+public struct NodeError: Sendable, Equatable {
+    public var code: String
+    public var message: String
+    public var hint: String?
+    public var details: JSONObject
+
+    public init(code: String, message: String, hint: String? = nil, details: JSONObject = [:]) {
+        self.code = code
+        self.message = message
+        self.hint = hint
+        self.details = details
+    }
+
+    public var json: JSON {
+        var o: JSONObject = ["code": .string(code), "message": .string(message)]
+        if let hint { o["hint"] = .string(hint) }
+        return .object(o)
+    }
+}
+
+/// One node of a workflow instance.
+public struct NodeInstance: Sendable, Equatable {
+    public let nodeId: String
+    public var state: NodeState
+    public var blockedReason: BlockedReason?
+    /// A person's parameter changes, merged over the template's params.
+    public var params: JSONObject
+    /// Assets bound to input ports when the workflow was created.
+    public var bindings: [String: String]
+    /// Inputs a person chose among several candidates ("Select Input").
+    public var inputSelections: [String: String]
+    /// The node's current output per port: the last successful run's, or the one a person chose
+    /// ("Use for next step").
+    public var outputs: [String: String]
+    /// The run in flight, or else the most recent run.
+    public var currentRunId: String?
+    public var lastError: NodeError?
+    /// Runs started for this node.
+    public var attempts: Int
+    public var updatedAt: Timestamp
+
+    public init(nodeId: String, state: NodeState = .blocked, blockedReason: BlockedReason? = nil,
+                params: JSONObject = [:], bindings: [String: String] = [:], inputSelections: [String: String] = [:],
+                outputs: [String: String] = [:], currentRunId: String? = nil, lastError: NodeError? = nil,
+                attempts: Int = 0, updatedAt: Timestamp) {
+        self.nodeId = nodeId
+        self.state = state
+        self.blockedReason = blockedReason
+        self.params = params
+        self.bindings = bindings
+        self.inputSelections = inputSelections
+        self.outputs = outputs
+        self.currentRunId = currentRunId
+        self.lastError = lastError
+        self.attempts = attempts
+        self.updatedAt = updatedAt
+    }
+}

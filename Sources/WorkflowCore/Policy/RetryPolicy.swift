@@ -1,0 +1,74 @@
+/// Retry and backoff rules for remote work (DESIGN §5, TEST PLAN §5).
+public enum RetryPolicy {
+    /// Waits before automatic submit retries 1, 2 and 3: 30 s, 2 min, 8 min.
+    public static let submitDelays: [Double] = [30, 120, 480]
+    public static let submitJitter = 0.25
+    public static var maxSubmitRetries: Int { submitDelays.count }
+
+    /// Polls every interval ±10 %.
+    public static let pollJitter = 0.10
+    /// Transport errors while polling back off from the poll interval, doubling, capped at 5 min.
+    public static let reconnectCapSeconds: Double = 300
+
+    public enum SubmitFailure: Equatable {
+        /// Wait, then submit again (same idempotency key).
+        case retry(afterSeconds: Double)
+        /// Give up: the node fails with this error.
+        case fail(NodeError)
+    }
+
+    /// What to do after submit failure number `failures` (1 for the first).
+    ///
+    /// 5xx, timeouts (no status) and offline are transient: 30 s, 2 min, 8 min, each ±25 %, then
+    /// the node fails with a cooldown reason. 429 waits `Retry-After` first (and counts as one of
+    /// the retries); any other 4xx fails at once.
+    public static func afterSubmitFailure(httpStatus: Int?, retryAfterSeconds: Double?, offline: Bool,
+                                          failures: Int, seed: UInt64, runId: String) -> SubmitFailure {
+        if let status = httpStatus, (400..<500).contains(status), status != 429, status != 408 {
+            return .fail(NodeError(
+                code: "providerRejected", message: "The provider rejected the job (HTTP \(status)).",
+                hint: status == 401 || status == 403 ? "Check the API key." : "Check the parameters and inputs.",
+                details: ["httpStatus": JSON(status)]))
+        }
+        guard failures <= maxSubmitRetries else {
+            var details: JSONObject = ["retries": JSON(maxSubmitRetries)]
+            if let httpStatus { details["httpStatus"] = JSON(httpStatus) }
+            return .fail(NodeError(
+                code: "providerUnavailable",
+                message: "The provider did not accept the job after \(maxSubmitRetries) automatic retries.",
+                hint: "The service may be overloaded; wait a few minutes (cooldown), then Retry.", details: details))
+        }
+        if let retryAfterSeconds, retryAfterSeconds >= 0 {
+            return .retry(afterSeconds: retryAfterSeconds)
+        }
+        let base = submitDelays[failures - 1]
+        let factor = Jitter.factor(seed: seed, key: "submit:\(runId)", attempt: failures, spread: submitJitter)
+        _ = offline
+        return .retry(afterSeconds: base * factor)
+    }
+
+    /// The next regular poll: the interval ±10 %.
+    public static func pollDelay(interval: Double, seed: UInt64, runId: String, pollNumber: Int) -> Double {
+        interval * Jitter.factor(seed: seed, key: "poll:\(runId)", attempt: pollNumber, spread: pollJitter)
+    }
+
+    /// After transport error number `failures` while polling ("Reconnecting…"): from the poll
+    /// interval, doubling, capped at 5 min, ±10 %. Never gives up on a live job.
+    public static func reconnectDelay(interval: Double, failures: Int, retryAfterSeconds: Double?, seed: UInt64,
+                                      runId: String) -> Double {
+        if let retryAfterSeconds, retryAfterSeconds >= 0 { return retryAfterSeconds }
+        let exponent = Double(min(max(failures - 1, 0), 30))
+        let base = min(interval * pow2(exponent), reconnectCapSeconds)
+        return base * Jitter.factor(seed: seed, key: "reconnect:\(runId)", attempt: failures, spread: pollJitter)
+    }
+
+    static func pow2(_ e: Double) -> Double {
+        var v = 1.0
+        var i = 0.0
+        while i < e {
+            v *= 2
+            i += 1
+        }
+        return v
+    }
+}

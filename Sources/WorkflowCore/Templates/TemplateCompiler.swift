@@ -1,0 +1,538 @@
+/// A resolved edge, for spotting repeats without building strings. Hashes one mixed word.
+struct EdgeKey: Hashable {
+    let from: Int32, fromPort: Int32, to: Int32, toPort: Int32
+
+    init(from: Int, fromPort: Int, to: Int, toPort: Int) {
+        self.from = Int32(truncatingIfNeeded: from)
+        self.fromPort = Int32(truncatingIfNeeded: fromPort)
+        self.to = Int32(truncatingIfNeeded: to)
+        self.toPort = Int32(truncatingIfNeeded: toPort)
+    }
+
+    func hash(into hasher: inout Hasher) {
+        let a = UInt64(UInt32(bitPattern: from)) << 32 | UInt64(UInt32(bitPattern: to))
+        let b = UInt64(UInt32(bitPattern: fromPort)) << 32 | UInt64(UInt32(bitPattern: toPort))
+        hasher.combine(a &* 0x9E37_79B9_7F4A_7C15 ^ b)
+    }
+}
+
+/// The outcome of validating a template: every error and warning, and the template when valid.
+public struct TemplateValidation: Sendable {
+    /// The schema the input declared (`app.workflow/v1` input is upgraded to v2).
+    public var schema: String?
+    public var template: Template?
+    public var errors: [TemplateIssue]
+    public var warnings: [TemplateIssue]
+
+    public var valid: Bool { errors.isEmpty }
+
+    /// `{valid, errors, warnings}` as `template.validate` returns it.
+    public var json: JSON {
+        ["valid": .bool(valid), "errors": .array(errors.map(\.json)), "warnings": .array(warnings.map(\.json))]
+    }
+}
+
+/// Turns template JSON into a validated ``Template``: structure first (every malformed field with
+/// its JSON path), then the graph rules (unknown nodes and ports, type mismatches, producers,
+/// cycles), then the tool contracts. All errors are collected, not just the first.
+public enum TemplateCompiler {
+    public static func compile(_ json: JSON, tools: [String: ToolSpec]) -> TemplateValidation {
+        guard case let .object(top) = json else {
+            let issue = TemplateIssue(code: TemplateErrorCode.malformedTemplate,
+                                      message: "$: a template must be an object, not \(json.typeName)", path: "$")
+            return TemplateValidation(schema: nil, template: nil, errors: [issue], warnings: [])
+        }
+        guard let schemaValue = top["schema"] else {
+            let issue = TemplateIssue(code: TemplateErrorCode.malformedTemplate,
+                                      message: "$.schema: missing required field 'schema'", path: "$.schema")
+            return TemplateValidation(schema: nil, template: nil, errors: [issue], warnings: [])
+        }
+        guard case let .string(schema) = schemaValue else {
+            let issue = TemplateIssue(code: TemplateErrorCode.malformedTemplate,
+                                      message: "$.schema: 'schema' must be a string, not \(schemaValue.typeName)",
+                                      path: "$.schema")
+            return TemplateValidation(schema: nil, template: nil, errors: [issue], warnings: [])
+        }
+        switch schema {
+        case Template.currentSchema:
+            return compileV2(top, tools: tools, schema: schema)
+        case Template.legacySchema:
+            let upgrade = TemplateUpgrade.upgrade(top)
+            guard upgrade.issues.isEmpty, let v2 = upgrade.v2 else {
+                return TemplateValidation(schema: schema, template: nil, errors: upgrade.issues, warnings: [])
+            }
+            var result = compileV2(v2, tools: tools, schema: schema)
+            result.errors = result.errors.map { upgrade.mapPath($0) }
+            result.warnings = result.warnings.map { upgrade.mapPath($0) }
+            return result
+        default:
+            let issue = TemplateIssue(
+                code: TemplateErrorCode.schemaUnsupported,
+                message: "schema '\(schema)' is not supported; use \(Template.currentSchema) (or \(Template.legacySchema), which is upgraded on import)",
+                path: "$.schema", extra: ["supported": [.string(Template.currentSchema), .string(Template.legacySchema)]])
+            return TemplateValidation(schema: schema, template: nil, errors: [issue], warnings: [])
+        }
+    }
+
+    static let templateFields = ["schema", "name", "description", "nodes", "edges", "options"]
+    static let nodeFields = ["id", "kind", "params", "inputs", "outputs", "title", "description", "await", "resources",
+                             "summaryParams", "presets"]
+    static let awaitFields = ["type", "title", "detail", "blocking", "urgency", "expiresIn", "notification",
+                              "resumePolicy", "skippable", "ui"]
+
+    static func compileV2(_ top: JSONObject, tools: [String: ToolSpec], schema: String) -> TemplateValidation {
+        var r = JSONFieldReader(path: "$")
+        var warnings: [TemplateIssue] = []
+        r.rejectUnknown(top, allowed: templateFields)
+        let name = r.requiredString(top, "name") ?? ""
+        if top["name"]?.stringValue?.isEmpty == true { r.malformed("$.name", "'name' must not be empty") }
+        let description = r.optionalString(top, "description")
+
+        // Nodes
+        var nodes: [TemplateNode] = []
+        var nodeIndex: [String: Int] = [:]
+        // Ports by node, apart from the (large) node structs, for the edge checks.
+        var nodeInputs: [[PortSpec]] = []
+        var nodeOutputs: [[PortSpec]] = []
+        if let nodesValue = top["nodes"] {
+            if case let .array(items) = nodesValue {
+                nodes.reserveCapacity(items.count)
+                nodeIndex.reserveCapacity(items.count)
+                nodeInputs.reserveCapacity(items.count)
+                nodeOutputs.reserveCapacity(items.count)
+                for (i, item) in items.enumerated() {
+                    var nodeWarnings: [TemplateIssue] = []
+                    guard let node = decodeNode(item, index: i, tools: tools, reader: &r, warnings: &nodeWarnings) else {
+                        continue
+                    }
+                    if nodeIndex[node.id] != nil {
+                        // The duplicate is dropped, with its warnings; edges naming the id mean the first.
+                        r.append(TemplateIssue(code: TemplateErrorCode.duplicateNodeId,
+                                               message: "node id '\(node.id)' is used more than once",
+                                               nodeId: node.id, path: "$.nodes[\(i)].id"))
+                        continue
+                    }
+                    if !nodeWarnings.isEmpty { warnings.append(contentsOf: nodeWarnings) }
+                    nodeIndex[node.id] = nodes.count
+                    nodeInputs.append(node.inputs)
+                    nodeOutputs.append(node.outputs)
+                    nodes.append(node)
+                }
+            } else {
+                r.malformed("$.nodes", "'nodes' must be an array, not \(nodesValue.typeName)")
+            }
+        } else {
+            r.malformed("$.nodes", "missing required field 'nodes'")
+        }
+
+        // Edges
+        var edges: [TemplateEdge] = []
+        /// For each accepted edge, its index in the template's `edges` array.
+        var edgeSource: [Int] = []
+        var resolved: [(from: Int, to: Int, edge: Int)] = []
+        /// Per node, per input port (in the node's sorted port order): the edges feeding it.
+        var feeding: [[[Int]]] = nodeInputs.map { [[Int]](repeating: [], count: $0.count) }
+        if let edgesValue = top["edges"], !edgesValue.isNull {
+            if case let .array(items) = edgesValue {
+                edges.reserveCapacity(items.count)
+                edgeSource.reserveCapacity(items.count)
+                resolved.reserveCapacity(items.count)
+                var seenEdges: [EdgeKey: Int] = [:]
+                seenEdges.reserveCapacity(items.count)
+                for (j, item) in items.enumerated() {
+                    guard let edge = decodeEdge(item, index: j, reader: &r) else { continue }
+                    var path: String { "$.edges[\(j)]" }
+                    let fromIndex = nodeIndex[edge.from.node]
+                    let toIndex = nodeIndex[edge.to.node]
+                    var fromPort: Int?
+                    var toPort: Int?
+                    if let fi = fromIndex {
+                        fromPort = nodeOutputs[fi].firstIndex { $0.name == edge.from.port }
+                        if fromPort == nil {
+                            r.append(TemplateIssue(
+                                code: TemplateErrorCode.unknownPort,
+                                message: "edge \(j): node '\(edge.from.node)' has no output port '\(edge.from.port)'",
+                                nodeId: edge.from.node, port: edge.from.port, path: "\(path).from"))
+                        }
+                    } else {
+                        r.append(TemplateIssue(code: TemplateErrorCode.unknownNode,
+                                               message: "edge \(j) starts at unknown node '\(edge.from.node)'",
+                                               nodeId: edge.from.node, path: "\(path).from"))
+                    }
+                    if let ti = toIndex {
+                        toPort = nodeInputs[ti].firstIndex { $0.name == edge.to.port }
+                        if toPort == nil {
+                            r.append(TemplateIssue(
+                                code: TemplateErrorCode.unknownPort,
+                                message: "edge \(j): node '\(edge.to.node)' has no input port '\(edge.to.port)'",
+                                nodeId: edge.to.node, port: edge.to.port, path: "\(path).to"))
+                        }
+                    } else {
+                        r.append(TemplateIssue(code: TemplateErrorCode.unknownNode,
+                                               message: "edge \(j) ends at unknown node '\(edge.to.node)'",
+                                               nodeId: edge.to.node, path: "\(path).to"))
+                    }
+                    if let fi = fromIndex, let ti = toIndex, let fp = fromPort, let tp = toPort {
+                        let key = EdgeKey(from: fi, fromPort: fp, to: ti, toPort: tp)
+                        if let first = seenEdges[key] {
+                            r.malformed(path, "edge \(j) repeats edge \(first) (\(edge.from) → \(edge.to))")
+                            continue
+                        }
+                        seenEdges[key] = j
+                        let out = nodeOutputs[fi][fp]
+                        let input = nodeInputs[ti][tp]
+                        if out.type != input.type {
+                            r.append(TemplateIssue(
+                                code: TemplateErrorCode.portTypeMismatch,
+                                message: "port type mismatch: \(edge.from) is \(out.type) but \(edge.to) expects \(input.type)",
+                                nodeId: edge.to.node, port: edge.to.port, path: path,
+                                extra: ["from": ["nodeId": .string(edge.from.node), "port": .string(edge.from.port),
+                                                 "type": .string(out.type)],
+                                        "to": ["nodeId": .string(edge.to.node), "port": .string(edge.to.port),
+                                               "type": .string(input.type)]]))
+                        }
+                        feeding[ti][tp].append(edges.count)
+                    }
+                    if let fi = fromIndex, let ti = toIndex { resolved.append((fi, ti, edges.count)) }
+                    edges.append(edge)
+                    edgeSource.append(j)
+                }
+            } else {
+                r.malformed("$.edges", "'edges' must be an array, not \(edgesValue.typeName)")
+            }
+        }
+
+        // More than one producer into one input port.
+        var crowded: [(node: Int, port: Int, edges: [Int])] = []
+        for (n, ports) in feeding.enumerated() {
+            for (p, feeders) in ports.enumerated() where feeders.count > 1 { crowded.append((n, p, feeders)) }
+        }
+        for (n, p, feeders) in crowded.sorted(by: { $0.edges[0] < $1.edges[0] }) {
+            let port = nodes[n].inputs[p]
+            let target = PortRef(node: nodes[n].id, port: port.name)
+            let from = feeders.map { edges[$0].from }
+            let code = port.optional ? TemplateErrorCode.multiProducerOnOptionalPort
+                : TemplateErrorCode.multiProducerOnRequiredPort
+            let kind = port.optional ? "optional" : "required"
+            r.append(TemplateIssue(
+                code: code,
+                message: "\(kind) input \(target) has \(feeders.count) producers: \(from.map(\.description).joined(separator: ", "))",
+                nodeId: target.node, port: target.port, path: "$.edges[\(edgeSource[feeders[1]])].to",
+                extra: ["producers": .array(from.map { ["nodeId": .string($0.node), "port": .string($0.port)] })]))
+        }
+
+        // Cycles: one error per strongly connected component, with its path.
+        let pairs = resolved.map { ($0.from, $0.to) }
+        if GraphAlgorithms.topologicalOrder(count: nodes.count, edges: pairs) == nil {
+            for cycle in GraphAlgorithms.cycles(count: nodes.count, edges: pairs) {
+                let ids = cycle.map { nodes[$0].id }
+                // Point at the edge that closes the cycle (its last hop back to the start).
+                let (a, b) = (cycle[cycle.count - 2], cycle[cycle.count - 1])
+                let closing = resolved.first { $0.from == a && $0.to == b }.map { "$.edges[\(edgeSource[$0.edge])]" }
+                r.append(TemplateIssue(code: TemplateErrorCode.cycleDetected,
+                                       message: "cycle detected: \(ids.joined(separator: " → "))",
+                                       nodeId: ids[0], path: closing ?? "$.edges", cycle: ids))
+            }
+        }
+
+        // Required inputs nothing produces: a warning, the workflow binds them or waits.
+        for (n, inputs) in nodeInputs.enumerated() {
+            for (p, port) in inputs.enumerated() where !port.optional && feeding[n][p].isEmpty {
+                let id = nodes[n].id
+                warnings.append(TemplateIssue(
+                    .warning, code: TemplateErrorCode.unboundRequiredInput,
+                    message: "required input '\(id)'.\(port.name) (\(port.type)) has no producer; bind an asset when creating a workflow, or the node waits",
+                    nodeId: id, port: port.name))
+            }
+        }
+
+        let options = decodeOptions(top["options"], reader: &r)
+        let extensions = JSONFieldReader.extensions(of: top)
+        guard r.issues.isEmpty else {
+            return TemplateValidation(schema: schema, template: nil, errors: r.issues, warnings: warnings)
+        }
+        let template = Template(name: name, description: description, nodes: nodes, edges: edges, options: options,
+                                extensions: extensions)
+        return TemplateValidation(schema: schema, template: template, errors: [], warnings: warnings)
+    }
+
+    static func decodeNode(_ json: JSON, index i: Int, tools: [String: ToolSpec], reader r: inout JSONFieldReader,
+                           warnings: inout [TemplateIssue]) -> TemplateNode? {
+        var d = JSONFieldReader(arrayPath: "$.nodes", index: i)
+        defer { if !d.issues.isEmpty { r.append(contentsOf: d.issues) } }
+        guard let o = d.object(json, what: "a node") else { return nil }
+        // One pass over the members picks up every field; x- members are kept, others refused.
+        var idValue, kindValue, titleValue, descriptionValue, paramsValue, inputsValue, outputsValue: JSON?
+        var awaitValue, resourcesValue, summaryValue, presetsValue: JSON?
+        var extensions = JSONObject()
+        var unknown: [String] = []
+        for m in o.members {
+            switch m.key {
+            case "id": idValue = m.value
+            case "kind": kindValue = m.value
+            case "params": paramsValue = m.value
+            case "inputs": inputsValue = m.value
+            case "outputs": outputsValue = m.value
+            case "title": titleValue = m.value
+            case "description": descriptionValue = m.value
+            case "await": awaitValue = m.value
+            case "resources": resourcesValue = m.value
+            case "summaryParams": summaryValue = m.value
+            case "presets": presetsValue = m.value
+            default:
+                if JSONFieldReader.isExtension(m.key) { extensions.append(uniqueKey: m.key, m.value) } else { unknown.append(m.key) }
+            }
+        }
+        let rawId = idValue?.stringValue
+        for key in unknown {
+            d.malformed("\(d.path).\(key)", "unknown field '\(key)' (use an x- prefix for comments and extensions)",
+                        nodeId: rawId)
+        }
+        guard let id = d.requiredString(idValue, field: "id") else { return nil }
+        guard Identifiers.isValidNodeId(id) else {
+            d.malformed("\(d.path).id", "node id '\(id)' must be 1 to 128 letters, digits, '_', '-' or '.'",
+                        nodeId: id)
+            return nil
+        }
+        let kind = d.requiredString(kindValue, field: "kind", nodeId: id) ?? ""
+        if kindValue?.stringValue?.isEmpty == true { d.malformed("\(d.path).kind", "'kind' must not be empty", nodeId: id) }
+        let title = d.optionalString(titleValue, field: "title", nodeId: id)
+        let description = d.optionalString(descriptionValue, field: "description", nodeId: id)
+        let params = d.optionalObject(paramsValue, field: "params", nodeId: id) ?? [:]
+        var inputs = d.ports(inputsValue, path: "$.nodes[\(i)].inputs", inputs: true, nodeId: id)
+        var outputs = d.ports(outputsValue, path: "$.nodes[\(i)].outputs", inputs: false, nodeId: id)
+        let summaryParams = d.optionalStringArray(summaryValue, field: "summaryParams", nodeId: id)
+
+        var awaitSpec: AwaitSpec?
+        if let a = awaitValue, !a.isNull {
+            awaitSpec = decodeAwait(a, path: "\(d.path).await", nodeId: id, reader: &d)
+        }
+
+        var declaredClass: ResourceClass?
+        if let res = d.optionalObject(resourcesValue, field: "resources", nodeId: id) {
+            var rr = JSONFieldReader(path: "\(d.path).resources")
+            rr.rejectUnknown(res, allowed: ["class"], nodeId: id)
+            if let c = rr.optionalString(res, "class", nodeId: id) {
+                if let rc = ResourceClass(rawValue: c) {
+                    declaredClass = rc
+                } else {
+                    rr.malformed("\(d.path).resources.class", "class must be \"remote\" or \"local\", not '\(c)'",
+                                 nodeId: id)
+                }
+            }
+            d.append(contentsOf: rr.issues)
+        }
+
+        var presets: [(name: String, params: JSONObject)] = []
+        if let p = d.optionalObject(presetsValue, field: "presets", nodeId: id) {
+            for (presetName, delta) in p {
+                guard case let .object(deltaObject) = delta else {
+                    d.malformed("\(d.path).presets.\(presetName)", "a preset is an object of parameter values",
+                                nodeId: id)
+                    continue
+                }
+                presets.append((presetName, deltaObject))
+            }
+        }
+
+        // The tool contract: a node agrees with its kind's catalogue entry.
+        let tool = tools[kind]
+        if let tool {
+            if inputs == nil { inputs = tool.inputs.sorted { $0.name < $1.name } }
+            if outputs == nil { outputs = tool.outputs.sorted { $0.name < $1.name } }
+            for issue in contractIssues(node: id, kind: kind, inputs: inputs ?? [], outputs: outputs ?? [],
+                                        declaredClass: declaredClass, tool: tool, path: d.path) {
+                d.append(issue)
+            }
+        } else if awaitSpec == nil, !kind.isEmpty {
+            warnings.append(TemplateIssue(
+                .warning, code: TemplateErrorCode.toolNotInstalled,
+                message: "tool '\(kind)' is not installed; node '\(id)' will be blocked until it is registered",
+                nodeId: id))
+        }
+
+        return TemplateNode(
+            id: id, kind: kind, title: title, description: description, params: params,
+            inputs: inputs ?? [], outputs: outputs ?? [],
+            awaitSpec: awaitSpec, resourceClass: declaredClass ?? tool?.resourceClass ?? .local,
+            resourcesDeclared: declaredClass != nil, summaryParams: summaryParams, presets: presets,
+            extensions: extensions)
+    }
+
+    /// Where a node's ports contradict its registered tool.
+    public static func contractIssues(node id: String, kind: String, inputs: [PortSpec], outputs: [PortSpec],
+                                      declaredClass: ResourceClass?, tool: ToolSpec,
+                                      path: @autoclosure () -> String) -> [TemplateIssue] {
+        var issues: [TemplateIssue] = []
+        func mismatch(_ message: String, port: String? = nil, sub: String) {
+            issues.append(TemplateIssue(code: TemplateErrorCode.toolContractMismatch,
+                                        message: "node '\(id)' contradicts tool '\(kind)': \(message)",
+                                        nodeId: id, port: port, path: "\(path())\(sub)",
+                                        extra: ["kind": .string(kind)]))
+        }
+        for p in inputs {
+            guard let t = tool.inputs.port(named: p.name) else {
+                mismatch("the tool has no input '\(p.name)'", port: p.name, sub: ".inputs.\(p.name)")
+                continue
+            }
+            if t.type != p.type {
+                mismatch("input '\(p.name)' is \(t.type) in the tool, \(p.type) in the node", port: p.name,
+                         sub: ".inputs.\(p.name)")
+            } else if p.optional && !t.optional {
+                mismatch("input '\(p.name)' is required by the tool but optional in the node", port: p.name,
+                         sub: ".inputs.\(p.name)")
+            }
+        }
+        for t in tool.inputs where !t.optional && inputs.port(named: t.name) == nil {
+            mismatch("the node lacks the tool's required input '\(t.name)' (\(t.type))", port: t.name, sub: ".inputs")
+        }
+        for p in outputs {
+            guard let t = tool.outputs.port(named: p.name) else {
+                mismatch("the tool has no output '\(p.name)'", port: p.name, sub: ".outputs.\(p.name)")
+                continue
+            }
+            if t.type != p.type {
+                mismatch("output '\(p.name)' is \(t.type) in the tool, \(p.type) in the node", port: p.name,
+                         sub: ".outputs.\(p.name)")
+            }
+        }
+        if let declaredClass, declaredClass != tool.resourceClass {
+            mismatch("it runs \(tool.resourceClass.rawValue) in the tool, \(declaredClass.rawValue) in the node",
+                     sub: ".resources.class")
+        }
+        return issues
+    }
+
+    static func decodeAwait(_ json: JSON, path: String, nodeId: String, reader d: inout JSONFieldReader) -> AwaitSpec? {
+        var a = JSONFieldReader(path: path)
+        defer { d.append(contentsOf: a.issues) }
+        guard let o = a.object(json, what: "'await'") else { return nil }
+        a.rejectUnknown(o, allowed: awaitFields, nodeId: nodeId)
+        var type: AwaitType?
+        if let t = a.requiredString(o, "type", nodeId: nodeId) {
+            type = AwaitType(rawValue: t)
+            if type == nil {
+                a.malformed("\(path).type",
+                            "await type '\(t)' is not one of \(AwaitType.allCases.map(\.rawValue).joined(separator: ", "))",
+                            nodeId: nodeId)
+            }
+        }
+        let title = a.optionalString(o, "title", nodeId: nodeId)
+        let detail = a.optionalString(o, "detail", nodeId: nodeId)
+        let blocking = a.optionalBool(o, "blocking", nodeId: nodeId) ?? true
+        var urgency = Urgency.normal
+        if let u = a.optionalString(o, "urgency", nodeId: nodeId) {
+            if let parsed = Urgency(rawValue: u) {
+                urgency = parsed
+            } else {
+                a.malformed("\(path).urgency", "urgency must be blocking, normal or low, not '\(u)'", nodeId: nodeId)
+            }
+        }
+        var expiresIn: String?
+        var expiresMs: Int64?
+        if let e = a.optionalString(o, "expiresIn", nodeId: nodeId) {
+            if let ms = ISODuration.milliseconds(e), ms > 0 {
+                expiresIn = e
+                expiresMs = ms
+            } else {
+                a.append(TemplateIssue(
+                    code: TemplateErrorCode.invalidDuration,
+                    message: "\(path).expiresIn: '\(e)' is not an ISO 8601 duration such as PT24H, P1D or PT30M (years and months are not allowed)",
+                    nodeId: nodeId, path: "\(path).expiresIn"))
+            }
+        }
+        var notificationTitle: String?
+        var notificationBody: String?
+        if let n = a.optionalObject(o, "notification", nodeId: nodeId) {
+            var nr = JSONFieldReader(path: "\(path).notification")
+            nr.rejectUnknown(n, allowed: ["title", "body"], nodeId: nodeId)
+            notificationTitle = nr.optionalString(n, "title", nodeId: nodeId)
+            notificationBody = nr.optionalString(n, "body", nodeId: nodeId)
+            a.append(contentsOf: nr.issues)
+        }
+        var onTimeout = ResumeAction.cancel
+        var onCancel: ResumeAction?
+        if let rp = a.optionalObject(o, "resumePolicy", nodeId: nodeId) {
+            var rr = JSONFieldReader(path: "\(path).resumePolicy")
+            rr.rejectUnknown(rp, allowed: ["onTimeout", "onCancel"], nodeId: nodeId)
+            for key in ["onTimeout", "onCancel"] {
+                guard let s = rr.optionalString(rp, key, nodeId: nodeId) else { continue }
+                guard let action = ResumeAction(rawValue: s) else {
+                    rr.malformed("\(path).resumePolicy.\(key)", "\(key) must be cancel, autoDefault or skip, not '\(s)'",
+                                 nodeId: nodeId)
+                    continue
+                }
+                if key == "onTimeout" { onTimeout = action } else { onCancel = action }
+            }
+            a.append(contentsOf: rr.issues)
+        }
+        let skippable = a.optionalBool(o, "skippable", nodeId: nodeId)
+        let ui = a.optionalString(o, "ui", nodeId: nodeId)
+        guard let type else { return nil }
+        return AwaitSpec(type: type, title: title, detail: detail, blocking: blocking, urgency: urgency,
+                         expiresIn: expiresIn, expiresInMilliseconds: expiresMs, notificationTitle: notificationTitle,
+                         notificationBody: notificationBody, onTimeout: onTimeout, onCancel: onCancel,
+                         skippable: skippable, ui: ui, extensions: JSONFieldReader.extensions(of: o))
+    }
+
+    static func decodeEdge(_ json: JSON, index j: Int, reader r: inout JSONFieldReader) -> TemplateEdge? {
+        var d = JSONFieldReader(arrayPath: "$.edges", index: j)
+        defer { if !d.issues.isEmpty { r.append(contentsOf: d.issues) } }
+        guard let o = d.object(json, what: "an edge") else { return nil }
+        var fromValue, toValue: JSON?
+        var extensions = JSONObject()
+        for m in o.members {
+            switch m.key {
+            case "from": fromValue = m.value
+            case "to": toValue = m.value
+            default:
+                if JSONFieldReader.isExtension(m.key) {
+                    extensions.append(uniqueKey: m.key, m.value)
+                } else {
+                    d.malformed("\(d.path).\(m.key)", "unknown field '\(m.key)' (use an x- prefix for comments and extensions)")
+                }
+            }
+        }
+        func end(_ value: JSON?, _ key: String) -> PortRef? {
+            guard let value else {
+                d.malformed("\(d.path).\(key)", "missing required field '\(key)'")
+                return nil
+            }
+            guard case let .array(a) = value, a.count == 2, case let .string(node) = a[0], case let .string(port) = a[1]
+            else {
+                d.malformed("\(d.path).\(key)", "'\(key)' must be [nodeId, port]")
+                return nil
+            }
+            return PortRef(node: node, port: port)
+        }
+        let from = end(fromValue, "from")
+        let to = end(toValue, "to")
+        guard let from, let to else { return nil }
+        return TemplateEdge(from: from, to: to, extensions: extensions)
+    }
+
+    static func decodeOptions(_ json: JSON?, reader r: inout JSONFieldReader) -> TemplateOptions {
+        guard let json, !json.isNull else { return TemplateOptions() }
+        var d = JSONFieldReader(path: "$.options")
+        defer { r.append(contentsOf: d.issues) }
+        guard let o = d.object(json, what: "'options'") else { return TemplateOptions() }
+        d.rejectUnknown(o, allowed: ["concurrency", "errorPolicy"])
+        var options = TemplateOptions(extensions: JSONFieldReader.extensions(of: o))
+        if let c = d.optionalObject(o, "concurrency") {
+            var cr = JSONFieldReader(path: "$.options.concurrency")
+            cr.rejectUnknown(c, allowed: ["remote", "local"], extensions: false)
+            options.remoteConcurrency = cr.optionalPositiveInt(c, "remote", path: "$.options.concurrency")
+            options.localConcurrency = cr.optionalPositiveInt(c, "local", path: "$.options.concurrency")
+            d.append(contentsOf: cr.issues)
+        }
+        if let p = d.optionalString(o, "errorPolicy") {
+            if let policy = ErrorPolicy(rawValue: p) {
+                options.errorPolicy = policy
+                options.errorPolicyDeclared = true
+            } else {
+                d.malformed("$.options.errorPolicy", "errorPolicy must be fail-fast or isolate-node, not '\(p)'")
+            }
+        }
+        return options
+    }
+}

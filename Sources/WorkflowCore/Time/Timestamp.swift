@@ -1,0 +1,126 @@
+/// A point in time: milliseconds since 1970-01-01T00:00:00Z.
+///
+/// The core never reads a clock; every rule receives the time it runs at. Text form is
+/// RFC 3339 UTC with milliseconds, `2026-01-01T00:00:30.000Z`.
+public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible {
+    public var milliseconds: Int64
+
+    public init(milliseconds: Int64) { self.milliseconds = milliseconds }
+
+    public static func < (a: Timestamp, b: Timestamp) -> Bool { a.milliseconds < b.milliseconds }
+
+    public func adding(milliseconds ms: Int64) -> Timestamp { Timestamp(milliseconds: milliseconds + ms) }
+
+    public func adding(seconds s: Double) -> Timestamp {
+        Timestamp(milliseconds: milliseconds + Int64((s * 1000).rounded()))
+    }
+
+    /// Seconds from `self` to `later` (negative when `later` is earlier).
+    public func seconds(until later: Timestamp) -> Double { Double(later.milliseconds - milliseconds) / 1000 }
+
+    public var description: String { rfc3339 }
+
+    /// `YYYY-MM-DDTHH:MM:SS.mmmZ`.
+    public var rfc3339: String {
+        let ms = ((milliseconds % 1000) + 1000) % 1000
+        let totalSeconds = (milliseconds - ms) / 1000
+        let secondsOfDay = ((totalSeconds % 86_400) + 86_400) % 86_400
+        let days = (totalSeconds - secondsOfDay) / 86_400
+        let (y, m, d) = Timestamp.civil(fromDays: days)
+        func pad(_ v: Int64, _ width: Int) -> String {
+            let s = String(v)
+            return s.count >= width ? s : String(repeating: "0", count: width - s.count) + s
+        }
+        return "\(pad(y, 4))-\(pad(m, 2))-\(pad(d, 2))T\(pad(secondsOfDay / 3600, 2)):"
+            + "\(pad(secondsOfDay / 60 % 60, 2)):\(pad(secondsOfDay % 60, 2)).\(pad(ms, 3))Z"
+    }
+
+    /// Parses RFC 3339: `2026-01-01T00:00:30Z`, with optional fraction (to milliseconds) and
+    /// `Z` or a numeric offset. Returns nil for anything else.
+    public init?(rfc3339 text: String) {
+        let b = Array(text.utf8)
+        func num(_ from: Int, _ count: Int) -> Int64? {
+            guard from + count <= b.count else { return nil }
+            var v: Int64 = 0
+            for i in from..<(from + count) {
+                guard b[i] >= 0x30, b[i] <= 0x39 else { return nil }
+                v = v * 10 + Int64(b[i] - 0x30)
+            }
+            return v
+        }
+        guard b.count >= 20, let y = num(0, 4), b[4] == 0x2D, let mo = num(5, 2), b[7] == 0x2D,
+            let d = num(8, 2), b[10] == 0x54 || b[10] == 0x74, let h = num(11, 2), b[13] == 0x3A,
+            let mi = num(14, 2), b[16] == 0x3A, let s = num(17, 2)
+        else { return nil }
+        guard (1...12).contains(mo), d >= 1, d <= Timestamp.daysInMonth(year: y, month: mo), h < 24, mi < 60,
+            s < 60
+        else { return nil }
+        var i = 19
+        var ms: Int64 = 0
+        if i < b.count, b[i] == 0x2E {
+            i += 1
+            var digits = 0
+            while i < b.count, b[i] >= 0x30, b[i] <= 0x39 {
+                if digits < 3 { ms = ms * 10 + Int64(b[i] - 0x30) }
+                digits += 1
+                i += 1
+            }
+            guard digits > 0 else { return nil }
+            for _ in digits..<3 where digits < 3 { ms *= 10 }
+        }
+        var offsetSeconds: Int64 = 0
+        guard i < b.count else { return nil }
+        if b[i] == 0x5A || b[i] == 0x7A {
+            i += 1
+        } else if b[i] == 0x2B || b[i] == 0x2D {
+            guard let oh = num(i + 1, 2), b.count > i + 3, b[i + 3] == 0x3A, let om = num(i + 4, 2), oh < 24,
+                om < 60
+            else { return nil }
+            offsetSeconds = (oh * 3600 + om * 60) * (b[i] == 0x2B ? 1 : -1)
+            i += 6
+        } else {
+            return nil
+        }
+        guard i == b.count else { return nil }
+        let days = Timestamp.days(fromCivil: y, mo, d)
+        let seconds = days * 86_400 + h * 3600 + mi * 60 + s - offsetSeconds
+        self.milliseconds = seconds * 1000 + ms
+    }
+
+    // Howard Hinnant's civil-date algorithms (days since 1970-01-01, proleptic Gregorian).
+    static func days(fromCivil year: Int64, _ month: Int64, _ day: Int64) -> Int64 {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yoe = y - era * 400
+        let mp = (month + 9) % 12
+        let doy = (153 * mp + 2) / 5 + day - 1
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
+        return era * 146_097 + doe - 719_468
+    }
+
+    static func civil(fromDays z0: Int64) -> (Int64, Int64, Int64) {
+        let z = z0 + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let doe = z - era * 146_097
+        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
+        let y = yoe + era * 400
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+        let mp = (5 * doy + 2) / 153
+        let d = doy - (153 * mp + 2) / 5 + 1
+        let m = mp < 10 ? mp + 3 : mp - 9
+        return (m <= 2 ? y + 1 : y, m, d)
+    }
+
+    static func daysInMonth(year: Int64, month: Int64) -> Int64 {
+        switch month {
+        case 2: return (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
+        case 4, 6, 9, 11: return 30
+        default: return 31
+        }
+    }
+}
+
+extension JSON {
+    public init(_ t: Timestamp) { self = .string(t.rfc3339) }
+    public init(_ t: Timestamp?) { self = t.map { .string($0.rfc3339) } ?? .null }
+}

@@ -1,0 +1,135 @@
+import WorkflowCore
+import XCTest
+
+/// Step 1: models survive an encode/decode round trip (seeded RNG).
+final class ModelRoundTripTests: XCTestCase {
+    func testRandomJSONValuesRoundTripThroughText() throws {
+        var rng = SplitMix64(seed: 1)
+        for _ in 0..<500 {
+            let v = randomJSON(&rng, depth: 0)
+            XCTAssertEqual(try JSON(parsing: v.compactText), v)
+            XCTAssertEqual(try JSON(parsing: v.canonicalText), v)
+        }
+    }
+
+    func testIntegersStayIntegersAndRealsStayReals() throws {
+        let v = try JSON(parsing: #"{"steps": 30, "cfg": 4.0, "big": 9007199254740993, "tiny": 1e-5}"#)
+        XCTAssertEqual(v["steps"], .int(30))
+        XCTAssertEqual(v["cfg"]?.compactText, "4.0")
+        XCTAssertEqual(v["big"], .int(9_007_199_254_740_993))
+        XCTAssertEqual(v.compactText, #"{"steps":30,"cfg":4.0,"big":9007199254740993,"tiny":1e-05}"#)
+    }
+
+    func testStrictParsingRejectsWhatJSONForbids() {
+        for bad in ["{\"a\":1,}", "[1 2]", "01", "{'a':1}", "\"\\ud800\"", "[1]x", "", "nul", "\"\u{01}\""] {
+            XCTAssertThrowsError(try JSON(parsing: bad), bad)
+        }
+        XCTAssertThrowsError(try JSONParser.parse(bytes: [0x22, 0xFF, 0x22]), "invalid UTF-8")
+        let deep = String(repeating: "[", count: 600) + String(repeating: "]", count: 600)
+        XCTAssertThrowsError(try JSON(parsing: deep), "too deep")
+    }
+
+    func testTimestampsRoundTripAsRFC3339WithMilliseconds() {
+        var rng = SplitMix64(seed: 2)
+        for _ in 0..<1000 {
+            let t = Timestamp(milliseconds: Int64.random(in: -2_000_000_000_000...4_000_000_000_000, using: &rng))
+            XCTAssertEqual(Timestamp(rfc3339: t.rfc3339), t, t.rfc3339)
+        }
+        XCTAssertEqual(Timestamp(rfc3339: "2026-01-01T00:00:30Z")?.rfc3339, "2026-01-01T00:00:30.000Z")
+        XCTAssertEqual(Timestamp(rfc3339: "2026-01-01T02:00:00.5+02:00")?.rfc3339, "2026-01-01T00:00:00.500Z")
+        XCTAssertNil(Timestamp(rfc3339: "2026-02-30T00:00:00Z"))
+        XCTAssertNil(Timestamp(rfc3339: "yesterday"))
+    }
+
+    func testRandomTemplatesRoundTripThroughCanonicalExport() throws {
+        var rng = SplitMix64(seed: 5)
+        for _ in 0..<100 {
+            let json = randomTemplate(&rng)
+            let t = try XCTUnwrap(TemplateCompiler.compile(json, tools: [:]).template, "\(json)")
+            let again = try XCTUnwrap(TemplateCompiler.compile(TemplateEncoder.canonicalJSON(t), tools: [:]).template)
+            XCTAssertEqual(again, t)
+        }
+    }
+
+    private func randomJSON(_ rng: inout SplitMix64, depth: Int) -> JSON {
+        switch Int.random(in: 0..<(depth > 3 ? 5 : 7), using: &rng) {
+        case 0: return .null
+        case 1: return .bool(Bool.random(using: &rng))
+        case 2: return .int(Int64.random(in: Int64.min...Int64.max, using: &rng))
+        case 3: return .double(Double.random(in: -1e12...1e12, using: &rng))
+        case 4: return .string(randomString(&rng))
+        case 5: return .array((0..<Int.random(in: 0...4, using: &rng)).map { _ in randomJSON(&rng, depth: depth + 1) })
+        default:
+            var o = JSONObject()
+            for _ in 0..<Int.random(in: 0...4, using: &rng) { o[randomString(&rng)] = randomJSON(&rng, depth: depth + 1) }
+            return .object(o)
+        }
+    }
+
+    private func randomString(_ rng: inout SplitMix64) -> String {
+        let alphabet = Array("abcXYZ019 \"\\/\n\t\u{0}\u{1f}é€😀→")
+        return String((0..<Int.random(in: 0...8, using: &rng)).map { _ in alphabet.randomElement(using: &rng)! })
+    }
+
+    private func randomTemplate(_ rng: inout SplitMix64) -> JSON {
+        let n = Int.random(in: 1...12, using: &rng)
+        var nodes: [JSON] = []
+        var edges: [JSON] = []
+        for i in 0..<n {
+            var node: JSONObject = ["id": .string("n\(i)"), "kind": .string("K\(i % 3)"), "outputs": ["out": "ImageRef"]]
+            if i > 0, Bool.random(using: &rng) {
+                node["inputs"] = ["in": "ImageRef"]
+                edges.append(["from": [.string("n\(Int.random(in: 0..<i, using: &rng))"), "out"], "to": [.string("n\(i)"), "in"]])
+            }
+            if Bool.random(using: &rng) { node["params"] = ["steps": .int(Int64(i)), "cfg": .double(Double(i) / 2)] }
+            if Int.random(in: 0..<4, using: &rng) == 0 { node["await"] = ["type": "confirm_params", "expiresIn": "PT1H"] }
+            if Bool.random(using: &rng) { node["resources"] = ["class": Bool.random(using: &rng) ? "remote" : "local"] }
+            if Bool.random(using: &rng) { node["x-note"] = .string("node \(i)") }
+            nodes.append(.object(node))
+        }
+        return ["schema": "app.workflow/v2", "name": "random", "nodes": .array(nodes), "edges": .array(edges),
+                "options": ["errorPolicy": "isolate-node"]]
+    }
+}
+
+/// Step 1: legacy and future values decode instead of failing.
+final class EnumBackcompatTests: XCTestCase {
+    func testLegacyNodeStateNamesDecodeToTodaysStates() {
+        let cases: [(JSON, NodeState)] = [
+            ("queued", .queuedRemote), ("running", .runningRemote), ("done", .succeeded), ("error", .failed),
+            ("awaiting", .awaitingUser), ("canceled", .cancelled), (["failed": "oops"], .failed), ("someFutureState", .blocked),
+            ("downloading", .downloading), ("skipped", .skipped),
+        ]
+        for (raw, expected) in cases { XCTAssertEqual(NodeState(persisted: raw), expected, "\(raw)") }
+    }
+
+    func testLegacyRunStatusesDecodeAndUnknownNeverReadsAsSuccess() {
+        XCTAssertEqual(RunStatus(persisted: "completed"), .succeeded)
+        XCTAssertEqual(RunStatus(persisted: "canceled"), .cancelled)
+        XCTAssertEqual(RunStatus(persisted: "pending"), .queued)
+        XCTAssertEqual(RunStatus(persisted: "whatever"), .failed)
+    }
+}
+
+/// Step 2: legal and illegal transitions of the node state machine.
+final class StateMachineTests: XCTestCase {
+    func testTheLifecycleOfThePlanIsLegal() {
+        let path: [NodeState] = [.blocked, .ready, .queuedRemote, .runningRemote, .downloading, .succeeded]
+        for (a, b) in zip(path, path.dropFirst()) { XCTAssertTrue(NodeStateMachine.canTransition(from: a, to: b), "\(a)→\(b)") }
+        XCTAssertTrue(NodeStateMachine.canTransition(from: .ready, to: .awaitingUser))
+        XCTAssertTrue(NodeStateMachine.canTransition(from: .ready, to: .runningLocal))
+        XCTAssertTrue(NodeStateMachine.canTransition(from: .runningLocal, to: .failed))
+    }
+
+    func testIllegalTransitionsAreRefused() {
+        let illegal: [(NodeState, NodeState)] = [(.succeeded, .runningRemote), (.blocked, .runningLocal), (.failed, .downloading),
+                                                 (.awaitingUser, .queuedRemote), (.runningLocal, .ready), (.downloading, .runningRemote),
+                                                 (.cancelled, .succeeded)]
+        for (a, b) in illegal { XCTAssertFalse(NodeStateMachine.canTransition(from: a, to: b), "\(a)→\(b)") }
+    }
+
+    func testEveryStateHasAnEntryAndInteractiveNodesNeverEnqueueAJob() {
+        for s in NodeState.allCases { XCTAssertNotNil(NodeStateMachine.transitions[s], "\(s)") }
+        XCTAssertFalse(NodeStateMachine.canTransition(from: .awaitingUser, to: .runningLocal))
+    }
+}
