@@ -1,0 +1,168 @@
+import WorkflowCore
+
+/// A registered template as stored: its canonical text is the source of truth.
+public struct StoredTemplate: Sendable, Equatable {
+    public var templateId: String
+    public var seq: Int64
+    public var name: String
+    public var createdAt: Timestamp
+    /// Canonical v2 text (``TemplateEncoder/canonicalText(_:)``).
+    public var canonicalText: String
+    /// The schema the template was written in (v1 input is upgraded on import).
+    public var sourceSchema: String
+
+    public init(templateId: String, seq: Int64, name: String, createdAt: Timestamp, canonicalText: String,
+                sourceSchema: String) {
+        self.templateId = templateId
+        self.seq = seq
+        self.name = name
+        self.createdAt = createdAt
+        self.canonicalText = canonicalText
+        self.sourceSchema = sourceSchema
+    }
+}
+
+public struct StoredTool: Sendable, Equatable {
+    public var spec: ToolSpec
+    public var registeredAt: Timestamp
+    public init(spec: ToolSpec, registeredAt: Timestamp) {
+        self.spec = spec
+        self.registeredAt = registeredAt
+    }
+}
+
+/// What the engine keeps about every workflow without loading it: enough for the list, the
+/// timers and the scheduler.
+public struct WorkflowSummary: Sendable, Equatable {
+    public var workflowId: String
+    public var seq: Int64
+    public var templateId: String
+    public var title: String
+    public var status: WorkflowStatus
+    public var archived: Bool
+    public var createdAt: Timestamp
+    public var updatedAt: Timestamp
+    public var stepsDone: Int
+    public var stepsTotal: Int
+    public var awaitCount: Int
+    public var hasBlockingAwait: Bool
+    /// Lower-cased title and node titles, for search.
+    public var searchText: String
+    /// The earliest timer of the workflow (a poll, a retry, an await expiry, …).
+    public var nextDeadline: Timestamp?
+    /// Runs waiting for a slot, by queue.
+    public var queuedRemote: Int
+    public var queuedLocal: Int
+    /// Runs holding a slot, by queue.
+    public var runningRemote: Int
+    public var runningLocal: Int
+    /// Awaits in the Action Center: open, or done and not yet cleared.
+    public var inboxCount: Int
+
+    public init(workflowId: String, seq: Int64, templateId: String, title: String, status: WorkflowStatus,
+                archived: Bool, createdAt: Timestamp, updatedAt: Timestamp, stepsDone: Int, stepsTotal: Int,
+                awaitCount: Int, hasBlockingAwait: Bool, searchText: String, nextDeadline: Timestamp?,
+                queuedRemote: Int, queuedLocal: Int, runningRemote: Int, runningLocal: Int, inboxCount: Int) {
+        self.workflowId = workflowId
+        self.seq = seq
+        self.templateId = templateId
+        self.title = title
+        self.status = status
+        self.archived = archived
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt
+        self.stepsDone = stepsDone
+        self.stepsTotal = stepsTotal
+        self.awaitCount = awaitCount
+        self.hasBlockingAwait = hasBlockingAwait
+        self.searchText = searchText
+        self.nextDeadline = nextDeadline
+        self.queuedRemote = queuedRemote
+        self.queuedLocal = queuedLocal
+        self.runningRemote = runningRemote
+        self.runningLocal = runningLocal
+        self.inboxCount = inboxCount
+    }
+}
+
+/// A telemetry event waiting for `metrics.take`.
+public struct MetricEvent: Sendable, Equatable {
+    public var seq: Int64
+    public var body: JSONObject
+    public init(seq: Int64, body: JSONObject) {
+        self.seq = seq
+        self.body = body
+    }
+}
+
+/// Everything the engine reads when it opens: small tables whole, and for the large ones only
+/// what the scheduler, the timers and the lists need. Workflows and assets load on demand.
+public struct StoreSnapshot: Sendable {
+    public var meta: [String: JSON] = [:]
+    public var templates: [StoredTemplate] = []
+    public var tools: [StoredTool] = []
+    public var providerDefaults: [String: JSONObject] = [:]
+    public var workflows: [WorkflowSummary] = []
+    /// The outbox: untaken effects and taken ones still waiting for their answer, in order.
+    public var effects: [Effect] = []
+    public var cacheEntries: [CacheEntry] = []
+    /// Runs not yet finished: (runId, workflowId, jobId).
+    public var activeRuns: [(runId: String, workflowId: String, jobId: String?)] = []
+    /// Awaits not yet done: (awaitId, workflowId).
+    public var openAwaits: [(awaitId: String, workflowId: String)] = []
+    public init() {}
+}
+
+/// One call's worth of changes, written in one transaction.
+public struct ChangeSet: Sendable {
+    public var meta: [String: JSON] = [:]
+    public var templates: [StoredTemplate] = []
+    public var tools: [StoredTool] = []
+    public var providerDefaults: [String: JSONObject?] = [:]
+    /// Each changed workflow with its committed version (nil when new) and its new version (nil
+    /// when deleted); the store writes only the rows that differ.
+    public var workflows: [(old: Workflow?, new: Workflow?, summary: WorkflowSummary?)] = []
+    /// New or changed assets; nil deletes.
+    public var assets: [String: Asset?] = [:]
+    public var effectInserts: [Effect] = []
+    public var effectsTaken: [Int64] = []
+    public var effectDeletes: [Int64] = []
+    /// Cache entries to write; nil deletes.
+    public var cacheEntries: [String: CacheEntry?] = [:]
+    public var metricInserts: [MetricEvent] = []
+    public var metricDeletesThrough: Int64?
+
+    public init() {}
+
+    public var isEmpty: Bool {
+        meta.isEmpty && templates.isEmpty && tools.isEmpty && providerDefaults.isEmpty && workflows.isEmpty
+            && assets.isEmpty && effectInserts.isEmpty && effectsTaken.isEmpty && effectDeletes.isEmpty
+            && cacheEntries.isEmpty && metricInserts.isEmpty && metricDeletesThrough == nil
+    }
+
+    public static func cacheKey(_ assetId: String, _ variant: String) -> String { "\(variant):\(assetId)" }
+}
+
+/// The engine's persistence, behind a narrow protocol: SQLite through GRDB today; a PostgreSQL
+/// store for server hosts can implement the same without touching the core.
+///
+/// Implementations contain no policy: they store what they are given, atomically.
+public protocol EngineStore: AnyObject {
+    /// Reads what the engine needs at open (see ``StoreSnapshot``).
+    func loadSnapshot() throws -> StoreSnapshot
+    /// The full workflow, or nil.
+    func loadWorkflow(_ workflowId: String) throws -> Workflow?
+    func loadAsset(_ assetId: String) throws -> Asset?
+    /// The workflow that owns a run, for events naming runs the engine has not loaded.
+    func workflowId(forRun runId: String) throws -> String?
+    /// The run that owns a job id.
+    func run(forJob jobId: String) throws -> (runId: String, workflowId: String)?
+    /// Assets created before `cutoff`, not pinned, and referenced by no run, node or binding.
+    func unreferencedAssets(createdBefore cutoff: Timestamp) throws -> [String]
+    /// Metric events in order, up to `limit`.
+    func metrics(limit: Int) throws -> [MetricEvent]
+    /// Writes every change in one transaction: all of it, or (on a throw) none of it.
+    func commit(_ changes: ChangeSet) throws
+    /// Closes the store. Further calls fail.
+    func close()
+}

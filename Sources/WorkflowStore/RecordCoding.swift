@@ -1,0 +1,236 @@
+import WorkflowCore
+
+/// How core records are written into the `data` columns: compact JSON, timestamps as
+/// milliseconds, absent values left out. Decoding is forgiving (missing fields take defaults,
+/// legacy names map to today's), so an older store always loads.
+enum RecordCoding {
+    // MARK: Helpers
+
+    static func ms(_ t: Timestamp?) -> JSON { t.map { .int($0.milliseconds) } ?? .null }
+    static func time(_ j: JSON?) -> Timestamp? {
+        guard let j, let v = j.intValue else {
+            if let s = j?.stringValue { return Timestamp(rfc3339: s) }
+            return nil
+        }
+        return Timestamp(milliseconds: v)
+    }
+    static func portMap(_ m: [String: String]) -> JSON {
+        .object(JSONObject(uniqueKeysWithValues: m.sorted { $0.key < $1.key }.map { ($0.key, JSON.string($0.value)) }))
+    }
+    static func portMap(_ j: JSON?) -> [String: String] {
+        guard case let .object(o)? = j else { return [:] }
+        var m: [String: String] = [:]
+        for (k, v) in o { if let s = v.stringValue { m[k] = s } }
+        return m
+    }
+    static func error(_ e: NodeError?) -> JSON {
+        guard let e else { return .null }
+        var o: JSONObject = ["code": .string(e.code), "message": .string(e.message)]
+        if let h = e.hint { o["hint"] = .string(h) }
+        if !e.details.isEmpty { o["details"] = .object(e.details) }
+        return .object(o)
+    }
+    static func error(_ j: JSON?) -> NodeError? {
+        guard case let .object(o)? = j, let code = o["code"]?.stringValue else { return nil }
+        return NodeError(code: code, message: o["message"]?.stringValue ?? code, hint: o["hint"]?.stringValue,
+                         details: o["details"]?.objectValue ?? [:])
+    }
+
+    // MARK: Nodes
+
+    static func encode(_ n: NodeInstance) -> JSON {
+        var o = JSONObject(minimumCapacity: 12)
+        o["state"] = .string(n.state.rawValue)
+        if let r = n.blockedReason {
+            var b: JSONObject = ["code": .string(r.code), "message": .string(r.message)]
+            if !r.details.isEmpty { b["details"] = .object(r.details) }
+            o["blockedReason"] = .object(b)
+        }
+        if !n.params.isEmpty { o["params"] = .object(n.params) }
+        if !n.bindings.isEmpty { o["bindings"] = portMap(n.bindings) }
+        if !n.inputSelections.isEmpty { o["inputSelections"] = portMap(n.inputSelections) }
+        if !n.outputs.isEmpty { o["outputs"] = portMap(n.outputs) }
+        if let r = n.currentRunId { o["currentRunId"] = .string(r) }
+        if let e = n.lastError { o["lastError"] = error(e) }
+        o["attempts"] = JSON(n.attempts)
+        o["updatedAt"] = ms(n.updatedAt)
+        return .object(o)
+    }
+
+    static func decodeNode(nodeId: String, _ j: JSON) -> NodeInstance {
+        let o = j.objectValue ?? [:]
+        var reason: BlockedReason?
+        if case let .object(b)? = o["blockedReason"], let code = b["code"]?.stringValue {
+            reason = BlockedReason(code: code, message: b["message"]?.stringValue ?? code,
+                                   details: b["details"]?.objectValue ?? [:])
+        }
+        return NodeInstance(
+            nodeId: nodeId, state: NodeState(persisted: o["state"] ?? .null), blockedReason: reason,
+            params: o["params"]?.objectValue ?? [:], bindings: portMap(o["bindings"]),
+            inputSelections: portMap(o["inputSelections"]), outputs: portMap(o["outputs"]),
+            currentRunId: o["currentRunId"]?.stringValue, lastError: error(o["lastError"]),
+            attempts: Int(o["attempts"]?.intValue ?? 0), updatedAt: time(o["updatedAt"]) ?? Timestamp(milliseconds: 0))
+    }
+
+    // MARK: Runs
+
+    static func encode(_ r: Run) -> JSON {
+        var o = JSONObject(minimumCapacity: 24)
+        o["number"] = JSON(r.number)
+        o["mode"] = .string(r.mode.rawValue)
+        o["kind"] = .string(r.kind)
+        o["trigger"] = .string(r.trigger.rawValue)
+        o["status"] = .string(r.status.rawValue)
+        o["params"] = .object(r.params)
+        o["inputs"] = portMap(r.inputs)
+        o["idempotencyKey"] = .string(r.idempotencyKey)
+        if let j = r.jobId { o["jobId"] = .string(j) }
+        if r.submitAttempts > 0 { o["submitAttempts"] = JSON(r.submitAttempts) }
+        if r.submitFailures > 0 { o["submitFailures"] = JSON(r.submitFailures) }
+        if let t = r.nextAttemptAt { o["nextAttemptAt"] = ms(t) }
+        if let t = r.nextPollAt { o["nextPollAt"] = ms(t) }
+        if r.pollCount > 0 { o["pollCount"] = JSON(r.pollCount) }
+        if r.pollFailures > 0 { o["pollFailures"] = JSON(r.pollFailures) }
+        if let s = r.providerStatus { o["providerStatus"] = .string(s) }
+        if let p = r.progress { o["progress"] = .double(p) }
+        if !r.logTail.isEmpty { o["logTail"] = JSON(r.logTail) }
+        if !r.outputs.isEmpty { o["outputs"] = portMap(r.outputs) }
+        if !r.pendingDownloads.isEmpty { o["pendingDownloads"] = portMap(r.pendingDownloads) }
+        if r.downloadFailures > 0 { o["downloadFailures"] = JSON(r.downloadFailures) }
+        if let t = r.nextDownloadAt { o["nextDownloadAt"] = ms(t) }
+        if r.holdsSlot { o["holdsSlot"] = true }
+        o["createdAt"] = ms(r.createdAt)
+        if let t = r.startedAt { o["startedAt"] = ms(t) }
+        if let t = r.finishedAt { o["finishedAt"] = ms(t) }
+        if let e = r.error { o["error"] = error(e) }
+        return .object(o)
+    }
+
+    static func decodeRun(runId: String, nodeId: String, _ j: JSON) -> Run {
+        let o = j.objectValue ?? [:]
+        var r = Run(runId: runId, nodeId: nodeId, number: Int(o["number"]?.intValue ?? 1),
+                    mode: RunMode(rawValue: o["mode"]?.stringValue ?? "") ?? .local,
+                    kind: o["kind"]?.stringValue ?? "",
+                    trigger: RunTrigger(rawValue: o["trigger"]?.stringValue ?? "") ?? .run,
+                    status: RunStatus(persisted: o["status"]?.stringValue ?? ""),
+                    params: o["params"]?.objectValue ?? [:], inputs: portMap(o["inputs"]),
+                    idempotencyKey: o["idempotencyKey"]?.stringValue ?? runId,
+                    createdAt: time(o["createdAt"]) ?? Timestamp(milliseconds: 0))
+        r.jobId = o["jobId"]?.stringValue
+        r.submitAttempts = Int(o["submitAttempts"]?.intValue ?? 0)
+        r.submitFailures = Int(o["submitFailures"]?.intValue ?? 0)
+        r.nextAttemptAt = time(o["nextAttemptAt"])
+        r.nextPollAt = time(o["nextPollAt"])
+        r.pollCount = Int(o["pollCount"]?.intValue ?? 0)
+        r.pollFailures = Int(o["pollFailures"]?.intValue ?? 0)
+        r.providerStatus = o["providerStatus"]?.stringValue
+        r.progress = o["progress"]?.doubleValue
+        r.logTail = o["logTail"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        r.outputs = portMap(o["outputs"])
+        r.pendingDownloads = portMap(o["pendingDownloads"])
+        r.downloadFailures = Int(o["downloadFailures"]?.intValue ?? 0)
+        r.nextDownloadAt = time(o["nextDownloadAt"])
+        r.holdsSlot = o["holdsSlot"]?.boolValue ?? false
+        r.startedAt = time(o["startedAt"])
+        r.finishedAt = time(o["finishedAt"])
+        r.error = error(o["error"])
+        return r
+    }
+
+    // MARK: Awaits
+
+    static func encode(_ a: AwaitRequest) -> JSON {
+        var o = JSONObject(minimumCapacity: 24)
+        o["type"] = .string(a.type.rawValue)
+        o["title"] = .string(a.title)
+        if let d = a.detail { o["detail"] = .string(d) }
+        o["urgency"] = .string(a.urgency.rawValue)
+        o["blocking"] = .bool(a.blocking)
+        o["status"] = .string(a.status.rawValue)
+        o["createdAt"] = ms(a.createdAt)
+        if let t = a.expiresAt { o["expiresAt"] = ms(t) }
+        if let t = a.snoozeUntil { o["snoozeUntil"] = ms(t) }
+        o["snoozeCount"] = JSON(a.snoozeCount)
+        if let c = a.claim {
+            o["claim"] = ["claimant": .string(c.claimant), "claimedAt": ms(c.claimedAt),
+                          "leaseExpiresAt": ms(c.leaseExpiresAt)]
+        }
+        o["deepLink"] = .string(a.deepLink)
+        o["onTimeout"] = .string(a.onTimeout.rawValue)
+        if let c = a.onCancel { o["onCancel"] = .string(c.rawValue) }
+        o["skippable"] = .bool(a.skippable)
+        o["notificationTitle"] = .string(a.notificationTitle)
+        o["notificationBody"] = .string(a.notificationBody)
+        if let r = a.resolution { o["resolution"] = .string(r.rawValue) }
+        if let t = a.doneAt { o["doneAt"] = ms(t) }
+        if a.cleared { o["cleared"] = true }
+        if !a.inputs.isEmpty { o["inputs"] = portMap(a.inputs) }
+        return .object(o)
+    }
+
+    static func decodeAwait(awaitId: String, workflowId: String, nodeId: String, runId: String, _ j: JSON) -> AwaitRequest {
+        let o = j.objectValue ?? [:]
+        let type = AwaitType(rawValue: o["type"]?.stringValue ?? "") ?? .confirmParams
+        var a = AwaitRequest(
+            awaitId: awaitId, workflowId: workflowId, nodeId: nodeId, runId: runId, type: type,
+            title: o["title"]?.stringValue ?? type.defaultTitle, detail: o["detail"]?.stringValue,
+            urgency: Urgency(rawValue: o["urgency"]?.stringValue ?? "") ?? .normal,
+            blocking: o["blocking"]?.boolValue ?? true, createdAt: time(o["createdAt"]) ?? Timestamp(milliseconds: 0),
+            expiresAt: time(o["expiresAt"]), deepLink: o["deepLink"]?.stringValue ?? "",
+            onTimeout: ResumeAction(rawValue: o["onTimeout"]?.stringValue ?? "") ?? .cancel,
+            onCancel: ResumeAction(rawValue: o["onCancel"]?.stringValue ?? ""),
+            skippable: o["skippable"]?.boolValue ?? false,
+            notificationTitle: o["notificationTitle"]?.stringValue ?? type.defaultTitle,
+            notificationBody: o["notificationBody"]?.stringValue ?? "")
+        a.status = AwaitStatus(rawValue: o["status"]?.stringValue ?? "") ?? .pending
+        a.snoozeUntil = time(o["snoozeUntil"])
+        a.snoozeCount = Int(o["snoozeCount"]?.intValue ?? 0)
+        if case let .object(c)? = o["claim"], let claimant = c["claimant"]?.stringValue,
+            let lease = time(c["leaseExpiresAt"])
+        {
+            a.claim = AwaitClaim(claimant: claimant, claimedAt: time(c["claimedAt"]) ?? lease, leaseExpiresAt: lease)
+        }
+        a.resolution = AwaitResolution(rawValue: o["resolution"]?.stringValue ?? "")
+        a.doneAt = time(o["doneAt"])
+        a.cleared = o["cleared"]?.boolValue ?? false
+        a.inputs = portMap(o["inputs"])
+        return a
+    }
+
+    // MARK: Workflows
+
+    static func encodeWorkflowData(_ w: Workflow) -> JSON {
+        ["autoRun": .bool(w.autoRun), "pollingPaused": .bool(w.pollingPaused)]
+    }
+
+    // MARK: Assets
+
+    static func encode(_ a: Asset) -> JSON {
+        var o = JSONObject(minimumCapacity: 8)
+        o["uri"] = .string(a.uri)
+        if let b = a.bytes { o["bytes"] = .int(b) }
+        if let h = a.hash { o["hash"] = .string(h) }
+        o["meta"] = .object(a.meta)
+        if let p = a.provenance { o["provenance"] = p.json }
+        return .object(o)
+    }
+
+    static func decodeAsset(assetId: String, type: String, createdAt: Int64, pinned: Bool, _ j: JSON) -> Asset {
+        let o = j.objectValue ?? [:]
+        var provenance: Provenance?
+        if case let .object(p)? = o["provenance"], let w = p["workflowId"]?.stringValue,
+            let n = p["nodeId"]?.stringValue, let r = p["runId"]?.stringValue, let port = p["port"]?.stringValue
+        {
+            provenance = Provenance(workflowId: w, nodeId: n, runId: r, port: port)
+        }
+        return Asset(assetId: assetId, type: type, uri: o["uri"]?.stringValue ?? "", bytes: o["bytes"]?.intValue,
+                     hash: o["hash"]?.stringValue, meta: o["meta"]?.objectValue ?? [:],
+                     createdAt: Timestamp(milliseconds: createdAt), provenance: provenance, pinned: pinned)
+    }
+
+    // MARK: Tools
+
+    static func encode(_ t: ToolSpec) -> JSON { t.json }
+
+    static func decodeTool(_ j: JSON) -> ToolSpec? { ToolSpec.decode(j).spec }
+}

@@ -1,0 +1,389 @@
+import GRDB
+import WorkflowCore
+
+/// How hard a commit works to survive failures.
+public enum Durability: String, Sendable, CaseIterable {
+    /// WAL with `synchronous=NORMAL`: a committed call survives a killed process.
+    case normal
+    /// WAL with `synchronous=FULL`: a committed call also survives power loss.
+    case full
+}
+
+/// A failure of the store, with the condition named for the error record.
+public struct StoreError: Error, CustomStringConvertible {
+    public var code: String
+    public var message: String
+    public init(code: String, message: String) {
+        self.code = code
+        self.message = message
+    }
+    public var description: String { "\(code): \(message)" }
+}
+
+/// The engine's store in SQLite, through GRDB: one serial connection, WAL journal, schema
+/// managed by `DatabaseMigrator`, one transaction per commit.
+public final class SQLiteStore: EngineStore {
+    private var queue: DatabaseQueue?
+    public let path: String
+
+    /// Opens (creating if needed) and migrates the store at `path`; `":memory:"` is a private
+    /// in-memory database.
+    public init(path: String, durability: Durability = .normal) throws {
+        self.path = path
+        var config = Configuration()
+        config.label = "workflow-store"
+        if path != ":memory:" { config.journalMode = .wal }
+        let synchronous = durability == .full ? "FULL" : "NORMAL"
+        config.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
+            try db.execute(sql: "PRAGMA foreign_keys = ON")
+        }
+        config.busyMode = .timeout(5)
+        do {
+            let queue = path == ":memory:" ? try DatabaseQueue(configuration: config)
+                : try DatabaseQueue(path: path, configuration: config)
+            let migrator = StoreSchema.migrator
+            let superseded = try queue.read { db in try migrator.hasBeenSuperseded(db) }
+            if superseded {
+                throw StoreError(code: "storeTooNew",
+                                 message: "the store at \(path) was written by a newer version of the library")
+            }
+            try migrator.migrate(queue)
+            self.queue = queue
+        } catch let e as StoreError {
+            throw e
+        } catch {
+            throw StoreError(code: "storeOpenFailed", message: "cannot open the store at \(path): \(error)")
+        }
+    }
+
+    private func db() throws -> DatabaseQueue {
+        guard let queue else { throw StoreError(code: "storeClosed", message: "the store is closed") }
+        return queue
+    }
+
+    public func close() {
+        try? queue?.close()
+        queue = nil
+    }
+
+    deinit { close() }
+
+    // MARK: Loading
+
+    public func loadSnapshot() throws -> StoreSnapshot {
+        try db().read { db in
+            var s = StoreSnapshot()
+            for row in try Row.fetchAll(db, sql: "SELECT key, value FROM meta") {
+                let key: String = row[0]
+                let text: String = row[1]
+                s.meta[key] = (try? JSON(parsing: text)) ?? .null
+            }
+            for row in try Row.fetchAll(db, sql: """
+                SELECT templateId, seq, name, createdAt, canonical, sourceSchema FROM templates ORDER BY seq
+                """)
+            {
+                s.templates.append(StoredTemplate(templateId: row[0], seq: row[1], name: row[2],
+                                                  createdAt: Timestamp(milliseconds: row[3]), canonicalText: row[4],
+                                                  sourceSchema: row[5]))
+            }
+            for row in try Row.fetchAll(db, sql: "SELECT spec, registeredAt FROM tools ORDER BY kind") {
+                let text: String = row[0]
+                if let json = try? JSON(parsing: text), let spec = RecordCoding.decodeTool(json) {
+                    s.tools.append(StoredTool(spec: spec, registeredAt: Timestamp(milliseconds: row[1])))
+                }
+            }
+            for row in try Row.fetchAll(db, sql: "SELECT kind, params FROM provider_defaults") {
+                let text: String = row[1]
+                s.providerDefaults[row[0]] = (try? JSON(parsing: text))?.objectValue ?? [:]
+            }
+            for row in try Row.fetchAll(db, sql: """
+                SELECT workflowId, seq, templateId, title, status, archived, createdAt, updatedAt, stepsDone,
+                       stepsTotal, awaitCount, hasBlockingAwait, searchText, nextDeadline, queuedRemote, queuedLocal,
+                       runningRemote, runningLocal, inboxCount
+                FROM workflows ORDER BY seq
+                """)
+            {
+                let deadline: Int64? = row[13]
+                s.workflows.append(WorkflowSummary(
+                    workflowId: row[0], seq: row[1], templateId: row[2], title: row[3],
+                    status: WorkflowStatus(rawValue: row[4]) ?? .active, archived: row[5],
+                    createdAt: Timestamp(milliseconds: row[6]), updatedAt: Timestamp(milliseconds: row[7]),
+                    stepsDone: row[8], stepsTotal: row[9], awaitCount: row[10], hasBlockingAwait: row[11],
+                    searchText: row[12], nextDeadline: deadline.map { Timestamp(milliseconds: $0) },
+                    queuedRemote: row[14], queuedLocal: row[15], runningRemote: row[16], runningLocal: row[17],
+                    inboxCount: row[18]))
+            }
+            for row in try Row.fetchAll(db, sql: "SELECT seq, effectId, type, answerKey, taken, data FROM effects ORDER BY seq") {
+                let text: String = row[5]
+                s.effects.append(Effect(seq: row[0], id: row[1], type: row[2],
+                                        body: (try? JSON(parsing: text))?.objectValue ?? [:], answerKey: row[3],
+                                        taken: row[4]))
+            }
+            for row in try Row.fetchAll(db, sql: "SELECT assetId, variant, bytes, lastUsedAt, pinned FROM cache_entries") {
+                s.cacheEntries.append(CacheEntry(assetId: row[0], variant: CacheVariant(rawValue: row[1]) ?? .preview,
+                                                 bytes: row[2], lastUsedAt: Timestamp(milliseconds: row[3]), pinned: row[4]))
+            }
+            for row in try Row.fetchAll(db, sql: """
+                SELECT runId, workflowId, jobId FROM runs
+                WHERE status NOT IN ('succeeded', 'failed', 'cancelled', 'skipped')
+                """)
+            {
+                s.activeRuns.append((row[0], row[1], row[2]))
+            }
+            for row in try Row.fetchAll(db, sql: "SELECT awaitId, workflowId FROM awaits WHERE status != 'done'") {
+                s.openAwaits.append((row[0], row[1]))
+            }
+            return s
+        }
+    }
+
+    public func loadWorkflow(_ workflowId: String) throws -> Workflow? {
+        try db().read { (db: Database) -> Workflow? in
+            guard let w = try Row.fetchOne(db, sql: """
+                SELECT seq, templateId, title, status, archived, createdAt, updatedAt, data FROM workflows
+                WHERE workflowId = ?
+                """, arguments: [workflowId])
+            else { return nil }
+            var nodes: [NodeInstance] = []
+            for row in try Row.fetchAll(db, sql: "SELECT nodeId, data FROM nodes WHERE workflowId = ? ORDER BY position",
+                                           arguments: [workflowId])
+            {
+                let text: String = row[1]
+                nodes.append(RecordCoding.decodeNode(nodeId: row[0], (try? JSON(parsing: text)) ?? .null))
+            }
+            var runs: [Run] = []
+            for row in try Row.fetchAll(db, sql: "SELECT runId, nodeId, data FROM runs WHERE workflowId = ? ORDER BY seq",
+                                           arguments: [workflowId])
+            {
+                let text: String = row[2]
+                runs.append(RecordCoding.decodeRun(runId: row[0], nodeId: row[1], (try? JSON(parsing: text)) ?? .null))
+            }
+            var awaits: [AwaitRequest] = []
+            for row in try Row.fetchAll(db, sql: """
+                SELECT awaitId, nodeId, runId, data FROM awaits WHERE workflowId = ? ORDER BY seq
+                """, arguments: [workflowId])
+            {
+                let text: String = row[3]
+                awaits.append(RecordCoding.decodeAwait(awaitId: row[0], workflowId: workflowId, nodeId: row[1],
+                                                       runId: row[2], (try? JSON(parsing: text)) ?? .null))
+            }
+            let dataText: String = w[7]
+            let data = (try? JSON(parsing: dataText))?.objectValue ?? [:]
+            return Workflow(workflowId: workflowId, seq: w[0], templateId: w[1], title: w[2],
+                            createdAt: Timestamp(milliseconds: w[5]), updatedAt: Timestamp(milliseconds: w[6]),
+                            archived: w[4], autoRun: data["autoRun"]?.boolValue ?? false,
+                            pollingPaused: data["pollingPaused"]?.boolValue ?? false,
+                            status: WorkflowStatus(rawValue: w[3]) ?? .active, nodes: nodes, runs: runs,
+                            awaits: awaits)
+        }
+    }
+
+    public func loadAsset(_ assetId: String) throws -> Asset? {
+        try db().read { (db: Database) -> Asset? in
+            guard let row = try Row.fetchOne(db, sql: """
+                SELECT type, createdAt, pinned, orphanedAt, data FROM assets WHERE assetId = ?
+                """, arguments: [assetId])
+            else { return nil }
+            let text: String = row[4]
+            var asset = RecordCoding.decodeAsset(assetId: assetId, type: row[0], createdAt: row[1], pinned: row[2],
+                                                 (try? JSON(parsing: text)) ?? .null)
+            let orphaned: Int64? = row[3]
+            asset.orphanedAt = orphaned.map { Timestamp(milliseconds: $0) }
+            return asset
+        }
+    }
+
+    public func workflowId(forRun runId: String) throws -> String? {
+        try db().read { db in try String.fetchOne(db, sql: "SELECT workflowId FROM runs WHERE runId = ?", arguments: [runId]) }
+    }
+
+    public func run(forJob jobId: String) throws -> (runId: String, workflowId: String)? {
+        try db().read { (db: Database) -> (runId: String, workflowId: String)? in
+            guard let row = try Row.fetchOne(db, sql: "SELECT runId, workflowId FROM runs WHERE jobId = ? ORDER BY seq DESC LIMIT 1",
+                                             arguments: [jobId])
+            else { return nil }
+            return (row[0], row[1])
+        }
+    }
+
+    public func unreferencedAssets(createdBefore cutoff: Timestamp) throws -> [String] {
+        try db().read { db in
+            try String.fetchAll(db, sql: """
+                WITH refs(assetId) AS (
+                    SELECT j.value FROM runs, json_each(runs.data, '$.inputs') AS j
+                    UNION SELECT j.value FROM runs, json_each(runs.data, '$.outputs') AS j
+                    UNION SELECT j.value FROM nodes, json_each(nodes.data, '$.bindings') AS j
+                    UNION SELECT j.value FROM nodes, json_each(nodes.data, '$.outputs') AS j
+                    UNION SELECT j.value FROM nodes, json_each(nodes.data, '$.inputSelections') AS j
+                )
+                SELECT assetId FROM assets
+                WHERE pinned = 0 AND COALESCE(orphanedAt, createdAt) < ?
+                  AND assetId NOT IN (SELECT assetId FROM refs WHERE assetId IS NOT NULL)
+                ORDER BY createdAt, assetId
+                """, arguments: [cutoff.milliseconds])
+        }
+    }
+
+    public func metrics(limit: Int) throws -> [MetricEvent] {
+        try db().read { db in
+            try Row.fetchAll(db, sql: "SELECT seq, data FROM metrics ORDER BY seq LIMIT ?", arguments: [limit]).map { row in
+                let text: String = row[1]
+                return MetricEvent(seq: row[0], body: (try? JSON(parsing: text))?.objectValue ?? [:])
+            }
+        }
+    }
+
+    // MARK: Committing
+
+    public func commit(_ changes: ChangeSet) throws {
+        guard !changes.isEmpty else { return }
+        try db().inTransaction { db in
+            try Self.write(changes, db)
+            return .commit
+        }
+    }
+
+    static func text(_ json: JSON) -> String { JSONWriter.string(json) }
+
+    private static func write(_ c: ChangeSet, _ db: Database) throws {
+        if !c.meta.isEmpty {
+            let stmt = try db.cachedStatement(sql: "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value")
+            for (k, v) in c.meta { try stmt.execute(arguments: [k, text(v)]) }
+        }
+        for t in c.templates {
+            try db.execute(sql: """
+                INSERT INTO templates (templateId, seq, name, createdAt, canonical, sourceSchema) VALUES (?, ?, ?, ?, ?, ?)
+                """, arguments: [t.templateId, t.seq, t.name, t.createdAt.milliseconds, t.canonicalText, t.sourceSchema])
+        }
+        for t in c.tools {
+            try db.execute(sql: """
+                INSERT INTO tools (kind, spec, registeredAt) VALUES (?, ?, ?)
+                ON CONFLICT(kind) DO UPDATE SET spec = excluded.spec, registeredAt = excluded.registeredAt
+                """, arguments: [t.spec.kind, text(t.spec.json), t.registeredAt.milliseconds])
+        }
+        for (kind, params) in c.providerDefaults {
+            if let params {
+                try db.execute(sql: """
+                    INSERT INTO provider_defaults (kind, params) VALUES (?, ?)
+                    ON CONFLICT(kind) DO UPDATE SET params = excluded.params
+                    """, arguments: [kind, text(.object(params))])
+            } else {
+                try db.execute(sql: "DELETE FROM provider_defaults WHERE kind = ?", arguments: [kind])
+            }
+        }
+        // Assets before workflows: nothing references them by constraint, but a reader sees both.
+        for (id, asset) in c.assets {
+            if let a = asset {
+                let orphaned: Int64? = a.orphanedAt?.milliseconds
+                try db.cachedStatement(sql: """
+                    INSERT INTO assets (assetId, type, createdAt, pinned, orphanedAt, data) VALUES (?, ?, ?, ?, ?, ?)
+                    ON CONFLICT(assetId) DO UPDATE SET type = excluded.type, pinned = excluded.pinned,
+                        orphanedAt = excluded.orphanedAt, data = excluded.data
+                    """).execute(arguments: [id, a.type, a.createdAt.milliseconds, a.pinned, orphaned,
+                                             text(RecordCoding.encode(a))])
+            } else {
+                try db.cachedStatement(sql: "DELETE FROM assets WHERE assetId = ?").execute(arguments: [id])
+            }
+        }
+        for change in c.workflows { try writeWorkflow(change.old, change.new, change.summary, db) }
+        if !c.effectInserts.isEmpty {
+            let stmt = try db.cachedStatement(sql: """
+                INSERT INTO effects (seq, effectId, type, answerKey, taken, data) VALUES (?, ?, ?, ?, ?, ?)
+                """)
+            for e in c.effectInserts {
+                try stmt.execute(arguments: [e.seq, e.id, e.type, e.answerKey, e.taken, text(.object(e.body))])
+            }
+        }
+        if !c.effectsTaken.isEmpty {
+            let stmt = try db.cachedStatement(sql: "UPDATE effects SET taken = 1 WHERE seq = ?")
+            for seq in c.effectsTaken { try stmt.execute(arguments: [seq]) }
+        }
+        if !c.effectDeletes.isEmpty {
+            let stmt = try db.cachedStatement(sql: "DELETE FROM effects WHERE seq = ?")
+            for seq in c.effectDeletes { try stmt.execute(arguments: [seq]) }
+        }
+        for (_, entry) in c.cacheEntries {
+            guard let e = entry else { continue }
+            try db.cachedStatement(sql: """
+                INSERT INTO cache_entries (assetId, variant, bytes, lastUsedAt, pinned) VALUES (?, ?, ?, ?, ?)
+                ON CONFLICT(assetId, variant) DO UPDATE SET bytes = excluded.bytes, lastUsedAt = excluded.lastUsedAt,
+                    pinned = excluded.pinned
+                """).execute(arguments: [e.assetId, e.variant.rawValue, e.bytes, e.lastUsedAt.milliseconds, e.pinned])
+        }
+        for (key, entry) in c.cacheEntries where entry == nil {
+            guard let colon = key.firstIndex(of: ":") else { continue }
+            let variant = String(key[..<colon])
+            let assetId = String(key[key.index(after: colon)...])
+            try db.cachedStatement(sql: "DELETE FROM cache_entries WHERE assetId = ? AND variant = ?")
+                .execute(arguments: [assetId, variant])
+        }
+        for m in c.metricInserts {
+            try db.cachedStatement(sql: "INSERT INTO metrics (seq, data) VALUES (?, ?)")
+                .execute(arguments: [m.seq, text(.object(m.body))])
+        }
+        if let through = c.metricDeletesThrough {
+            try db.execute(sql: "DELETE FROM metrics WHERE seq <= ?", arguments: [through])
+        }
+    }
+
+    private static func writeWorkflow(_ old: Workflow?, _ new: Workflow?, _ summary: WorkflowSummary?,
+                                      _ db: Database) throws {
+        guard let new else {
+            guard let id = old?.workflowId else { return }
+            for table in ["awaits", "runs", "nodes", "workflows"] {
+                try db.execute(sql: "DELETE FROM \(table) WHERE workflowId = ?", arguments: [id])
+            }
+            return
+        }
+        let id = new.workflowId
+        if let s = summary {
+            try db.cachedStatement(sql: """
+                INSERT INTO workflows (workflowId, seq, templateId, title, status, archived, createdAt, updatedAt,
+                    stepsDone, stepsTotal, awaitCount, hasBlockingAwait, searchText, nextDeadline, queuedRemote,
+                    queuedLocal, runningRemote, runningLocal, inboxCount, data)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT(workflowId) DO UPDATE SET title = excluded.title, status = excluded.status,
+                    archived = excluded.archived, updatedAt = excluded.updatedAt, stepsDone = excluded.stepsDone,
+                    stepsTotal = excluded.stepsTotal, awaitCount = excluded.awaitCount,
+                    hasBlockingAwait = excluded.hasBlockingAwait, searchText = excluded.searchText,
+                    nextDeadline = excluded.nextDeadline, queuedRemote = excluded.queuedRemote,
+                    queuedLocal = excluded.queuedLocal, runningRemote = excluded.runningRemote,
+                    runningLocal = excluded.runningLocal, inboxCount = excluded.inboxCount, data = excluded.data
+                """).execute(arguments: [
+                    id, new.seq, new.templateId, new.title, new.status.rawValue, new.archived,
+                    new.createdAt.milliseconds, new.updatedAt.milliseconds, s.stepsDone, s.stepsTotal, s.awaitCount,
+                    s.hasBlockingAwait, s.searchText, s.nextDeadline?.milliseconds, s.queuedRemote, s.queuedLocal,
+                    s.runningRemote, s.runningLocal, s.inboxCount, text(RecordCoding.encodeWorkflowData(new)),
+                ])
+        }
+        let nodeStmt = try db.cachedStatement(sql: """
+            INSERT INTO nodes (workflowId, nodeId, position, state, data) VALUES (?, ?, ?, ?, ?)
+            ON CONFLICT(workflowId, nodeId) DO UPDATE SET state = excluded.state, data = excluded.data
+            """)
+        for (i, node) in new.nodes.enumerated() {
+            if let old, i < old.nodes.count, old.nodes[i] == node { continue }
+            try nodeStmt.execute(arguments: [id, node.nodeId, i, node.state.rawValue, text(RecordCoding.encode(node))])
+        }
+        let runStmt = try db.cachedStatement(sql: """
+            INSERT INTO runs (runId, workflowId, nodeId, seq, status, jobId, data) VALUES (?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT(runId) DO UPDATE SET status = excluded.status, jobId = excluded.jobId, data = excluded.data
+            """)
+        let oldRuns = old?.runs ?? []
+        for (i, run) in new.runs.enumerated() {
+            if i < oldRuns.count, oldRuns[i] == run { continue }
+            try runStmt.execute(arguments: [run.runId, id, run.nodeId, i, run.status.rawValue, run.jobId,
+                                            text(RecordCoding.encode(run))])
+        }
+        let awaitStmt = try db.cachedStatement(sql: """
+            INSERT INTO awaits (awaitId, workflowId, nodeId, runId, seq, status, data) VALUES (?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT(awaitId) DO UPDATE SET status = excluded.status, data = excluded.data
+            """)
+        let oldAwaits = old?.awaits ?? []
+        for (i, a) in new.awaits.enumerated() {
+            if i < oldAwaits.count, oldAwaits[i] == a { continue }
+            try awaitStmt.execute(arguments: [a.awaitId, id, a.nodeId, a.runId, i, a.status.rawValue,
+                                              text(RecordCoding.encode(a))])
+        }
+    }
+}

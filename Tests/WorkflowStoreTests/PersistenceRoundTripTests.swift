@@ -1,0 +1,161 @@
+import Foundation
+import GRDB
+import WorkflowCore
+@testable import WorkflowStore
+import XCTest
+
+private func tempPath() -> String { NSTemporaryDirectory() + "wf-store-\(UUID().uuidString).sqlite" }
+
+private func summary(_ w: Workflow) -> WorkflowSummary {
+    WorkflowSummary(workflowId: w.workflowId, seq: w.seq, templateId: w.templateId, title: w.title, status: w.status,
+                    archived: w.archived, createdAt: w.createdAt, updatedAt: w.updatedAt, stepsDone: 0,
+                    stepsTotal: w.nodes.count, awaitCount: 0, hasBlockingAwait: false, searchText: w.title.lowercased(),
+                    nextDeadline: nil, queuedRemote: 0, queuedLocal: 0, runningRemote: 0, runningLocal: 0, inboxCount: 0)
+}
+
+/// Step 3: create → persist → fetch → equal, for seeded random workflows with runs and awaits.
+final class PersistenceRoundTripTests: XCTestCase {
+    func testRandomWorkflowsRoundTripThroughTheStore() throws {
+        let path = tempPath()
+        defer { for s in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + s) } }
+        let store = try SQLiteStore(path: path)
+        var rng = SplitMix64(seed: 11)
+        var written: [Workflow] = []
+        for i in 0..<40 {
+            let w = randomWorkflow(i, &rng)
+            var cs = ChangeSet()
+            cs.workflows = [(nil, w, summary(w))]
+            try store.commit(cs)
+            written.append(w)
+        }
+        // A change writes only what changed, and the result reads back equal.
+        var changed = written[3]
+        changed.nodes[0].state = .failed
+        changed.runs.append(Run(runId: "extra", nodeId: changed.nodes[0].nodeId, number: 9, mode: .remote, kind: "K",
+                                trigger: .retry, status: .submitted, params: ["a": 1], inputs: [:], idempotencyKey: "k",
+                                createdAt: Timestamp(milliseconds: 5)))
+        var cs = ChangeSet()
+        cs.workflows = [(written[3], changed, summary(changed))]
+        try store.commit(cs)
+        written[3] = changed
+        store.close()
+        let reopened = try SQLiteStore(path: path)
+        for w in written { XCTAssertEqual(try reopened.loadWorkflow(w.workflowId), w, w.workflowId) }
+        XCTAssertEqual(try reopened.loadSnapshot().workflows.count, 40)
+        XCTAssertEqual(try reopened.run(forJob: "job-3-0")?.workflowId, "wf-3")
+    }
+
+    func testAFailingCommitWritesNothing() throws {
+        let store = try SQLiteStore(path: ":memory:")
+        let t = StoredTemplate(templateId: "tpl-1", seq: 1, name: "t", createdAt: Timestamp(milliseconds: 0), canonicalText: "{}",
+                               sourceSchema: "app.workflow/v2")
+        var first = ChangeSet()
+        first.templates = [t]
+        try store.commit(first)
+        var bad = ChangeSet()
+        bad.meta["counter.wf"] = .int(7)
+        bad.templates = [t]  // a duplicate key: the whole transaction fails
+        XCTAssertThrowsError(try store.commit(bad))
+        let snapshot = try store.loadSnapshot()
+        XCTAssertNil(snapshot.meta["counter.wf"], "nothing half-written")
+        XCTAssertEqual(snapshot.templates.count, 1)
+    }
+
+    func testTheUniqueAwaitKeyIsEnforcedByTheStoreToo() throws {
+        let store = try SQLiteStore(path: ":memory:")
+        var rng = SplitMix64(seed: 4)
+        var w = randomWorkflow(1, &rng)
+        w.awaits = [makeAwait("a1", w), makeAwait("a2", w)]  // same (workflow, node, run)
+        var cs = ChangeSet()
+        cs.workflows = [(nil, w, summary(w))]
+        XCTAssertThrowsError(try store.commit(cs))
+    }
+
+    private func makeAwait(_ id: String, _ w: Workflow) -> AwaitRequest {
+        AwaitRequest(awaitId: id, workflowId: w.workflowId, nodeId: w.nodes[0].nodeId, runId: "r", type: .drawMask,
+                     title: "t", detail: nil, urgency: .normal, blocking: true, createdAt: Timestamp(milliseconds: 1),
+                     expiresAt: nil, deepLink: "app://x", onTimeout: .cancel, onCancel: nil, skippable: false,
+                     notificationTitle: "t", notificationBody: "b")
+    }
+
+    private func randomWorkflow(_ i: Int, _ rng: inout SplitMix64) -> Workflow {
+        func t() -> Timestamp { Timestamp(milliseconds: Int64.random(in: 0...4_000_000_000_000, using: &rng)) }
+        let states = NodeState.allCases
+        var nodes: [NodeInstance] = []
+        for n in 0..<Int.random(in: 1...6, using: &rng) {
+            var node = NodeInstance(nodeId: "n\(n)", state: states.randomElement(using: &rng)!, updatedAt: t())
+            if node.state == .blocked {
+                node.blockedReason = BlockedReason(code: "waitingForInput", message: "Waiting", details: ["missing": ["image"]])
+            }
+            node.params = ["steps": .int(Int64(n)), "label": "é"]
+            if Bool.random(using: &rng) { node.outputs = ["image": "as-\(i)-\(n)"] }
+            if Bool.random(using: &rng) { node.lastError = NodeError(code: "E", message: "m", hint: "h") }
+            node.attempts = n
+            nodes.append(node)
+        }
+        var runs: [Run] = []
+        for r in 0..<Int.random(in: 0...5, using: &rng) {
+            var run = Run(runId: "run-\(i)-\(r)", nodeId: nodes.randomElement(using: &rng)!.nodeId, number: r + 1,
+                          mode: RunMode.allCases.randomElement(using: &rng)!, kind: "K",
+                          trigger: RunTrigger.allCases.randomElement(using: &rng)!,
+                          status: RunStatus.allCases.randomElement(using: &rng)!, params: ["cfg": 4.0],
+                          inputs: ["image": "as-x"], idempotencyKey: "key-\(r)", createdAt: t())
+            run.jobId = "job-\(i)-\(r)"
+            run.nextPollAt = t()
+            run.pollCount = r
+            run.progress = 0.5
+            run.logTail = ["line 1", "line 2"]
+            run.pendingDownloads = ["image": "https://x/y"]
+            run.holdsSlot = Bool.random(using: &rng)
+            run.startedAt = t()
+            run.error = r % 2 == 0 ? NodeError(code: "x", message: "y", details: ["httpStatus": 503]) : nil
+            runs.append(run)
+        }
+        var w = Workflow(workflowId: "wf-\(i)", seq: Int64(i + 1), templateId: "tpl-1", title: "Workflow \(i)", createdAt: t(),
+                         nodes: nodes)
+        w.runs = runs
+        w.autoRun = Bool.random(using: &rng)
+        w.pollingPaused = Bool.random(using: &rng)
+        if !runs.isEmpty {
+            var a = AwaitRequest(awaitId: "aw-\(i)", workflowId: w.workflowId, nodeId: runs[0].nodeId, runId: runs[0].runId,
+                                 type: .selectAsset, title: "Pick", detail: "d", urgency: .low, blocking: false,
+                                 createdAt: t(), expiresAt: t(), deepLink: "app://workflow/wf-\(i)", onTimeout: .skip,
+                                 onCancel: .autoDefault, skippable: true, notificationTitle: "n", notificationBody: "b")
+            a.claim = AwaitClaim(claimant: "phone", claimedAt: t(), leaseExpiresAt: t())
+            a.snoozeCount = 2
+            a.inputs = ["a": "as-1", "b": "as-2"]
+            w.awaits = [a]
+        }
+        return w
+    }
+}
+
+/// Step 3: the migration harness: a new store is created at the current schema, a store from a
+/// newer library is refused, and legacy records load with defaults.
+final class MigrationTests: XCTestCase {
+    func testAStoreWrittenByANewerLibraryIsRefused() throws {
+        let path = tempPath()
+        defer { for s in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + s) } }
+        let store = try SQLiteStore(path: path)
+        store.close()
+        let q = try DatabaseQueue(path: path)
+        try q.write { try $0.execute(sql: "INSERT INTO grdb_migrations (identifier) VALUES ('v99-from-the-future')") }
+        try q.close()
+        XCTAssertThrowsError(try SQLiteStore(path: path)) { error in
+            XCTAssertEqual((error as? StoreError)?.code, "storeTooNew")
+        }
+    }
+
+    func testLegacyRecordsWithMissingFieldsAndOldNamesLoad() throws {
+        let store = try SQLiteStore(path: ":memory:")
+        var rng = SplitMix64(seed: 1)
+        _ = rng.next()
+        let node = RecordCoding.decodeNode(nodeId: "n", try JSON(parsing: #"{"state": "done"}"#))
+        XCTAssertEqual(node.state, .succeeded)
+        XCTAssertEqual(node.attempts, 0)
+        let run = RecordCoding.decodeRun(runId: "r", nodeId: "n", try JSON(parsing: #"{"status": "completed", "mode": "remote"}"#))
+        XCTAssertEqual(run.status, .succeeded)
+        XCTAssertEqual(run.idempotencyKey, "r", "a missing key defaults to the run id")
+        XCTAssertNil(try store.loadWorkflow("nope"))
+    }
+}
