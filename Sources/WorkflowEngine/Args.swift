@@ -1,0 +1,101 @@
+import WorkflowCore
+
+/// An op's arguments, read with errors that name the argument: a missing required argument is
+/// `WF_EINVALID missingArgument`, a wrongly typed one `WF_EINVALID invalidArgument`.
+public struct Args: Sendable {
+    public let object: JSONObject
+
+    public init(_ object: JSONObject) { self.object = object }
+
+    public subscript(key: String) -> JSON? {
+        guard let v = object[key], !v.isNull else { return nil }
+        return v
+    }
+
+    static func missing(_ key: String) -> EngineError {
+        .invalid("missingArgument", "\(key) is required", details: ["argument": .string(key)])
+    }
+
+    static func wrong(_ key: String, _ expected: String, _ got: JSON) -> EngineError {
+        .invalid("invalidArgument", "\(key) must be \(expected), not \(got.typeName)",
+                 details: ["argument": .string(key), "expected": .string(expected)])
+    }
+
+    public func string(_ key: String) throws(EngineError) -> String {
+        guard let v = self[key] else { throw Args.missing(key) }
+        guard case let .string(s) = v else { throw Args.wrong(key, "a string", v) }
+        guard !s.isEmpty else {
+            throw .invalid("invalidArgument", "\(key) must not be empty", details: ["argument": .string(key)])
+        }
+        return s
+    }
+
+    public func optionalString(_ key: String) throws(EngineError) -> String? {
+        guard let v = self[key] else { return nil }
+        guard case let .string(s) = v else { throw Args.wrong(key, "a string", v) }
+        return s
+    }
+
+    public func optionalBool(_ key: String) throws(EngineError) -> Bool? {
+        guard let v = self[key] else { return nil }
+        guard case let .bool(b) = v else { throw Args.wrong(key, "true or false", v) }
+        return b
+    }
+
+    public func bool(_ key: String) throws(EngineError) -> Bool {
+        guard let b = try optionalBool(key) else { throw Args.missing(key) }
+        return b
+    }
+
+    public func optionalInt(_ key: String, min: Int64 = .min, max: Int64 = .max) throws(EngineError) -> Int64? {
+        guard let v = self[key] else { return nil }
+        guard let i = v.intValue else { throw Args.wrong(key, "an integer", v) }
+        guard i >= min, i <= max else {
+            throw .invalid("invalidArgument", "\(key) must be between \(min) and \(max)",
+                           details: ["argument": .string(key)])
+        }
+        return i
+    }
+
+    /// A number of seconds (durations in op arguments are seconds).
+    public func optionalSeconds(_ key: String, min: Double = 0, max: Double = 1e10) throws(EngineError) -> Double? {
+        guard let v = self[key] else { return nil }
+        guard let d = v.doubleValue, d.isFinite else { throw Args.wrong(key, "a number of seconds", v) }
+        guard d >= min, d <= max else {
+            throw .invalid("invalidArgument", "\(key) must be between \(min) and \(max) seconds",
+                           details: ["argument": .string(key)])
+        }
+        return d
+    }
+
+    public func seconds(_ key: String, min: Double = 0, max: Double = 1e10) throws(EngineError) -> Double {
+        guard let d = try optionalSeconds(key, min: min, max: max) else { throw Args.missing(key) }
+        return d
+    }
+
+    public func optionalObject(_ key: String) throws(EngineError) -> JSONObject? {
+        guard let v = self[key] else { return nil }
+        guard case let .object(o) = v else { throw Args.wrong(key, "an object", v) }
+        return o
+    }
+
+    public func object(_ key: String) throws(EngineError) -> JSONObject {
+        guard let o = try optionalObject(key) else { throw Args.missing(key) }
+        return o
+    }
+
+    public func value(_ key: String) throws(EngineError) -> JSON {
+        guard let v = self[key] else { throw Args.missing(key) }
+        return v
+    }
+
+    /// A string that must be one of `allowed`.
+    public func optionalChoice(_ key: String, _ allowed: [String]) throws(EngineError) -> String? {
+        guard let s = try optionalString(key) else { return nil }
+        guard allowed.contains(s) else {
+            throw .invalid("invalidArgument", "\(key) must be one of \(allowed.joined(separator: ", ")), not '\(s)'",
+                           details: ["argument": .string(key), "allowed": JSON(allowed)])
+        }
+        return s
+    }
+}

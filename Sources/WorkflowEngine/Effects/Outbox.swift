@@ -1,0 +1,89 @@
+import WorkflowCore
+
+/// The effect outbox in memory, mirroring the `effects` table.
+///
+/// An effect is *pending* until `effects.take` hands it out. A taken effect whose work is
+/// answered by an event (it has an answer key) stays on record until the answer arrives; when the
+/// engine is reopened before that, it becomes pending again and is delivered with the same id.
+struct Outbox {
+    private(set) var bySeq: [Int64: Effect] = [:]
+    /// Pending seqs in ascending order; entries no longer pending are skipped lazily.
+    private var pendingOrder: [Int64] = []
+    private var pendingHead = 0
+    private(set) var byAnswerKey: [String: [Int64]] = [:]
+    private(set) var pendingCount = 0
+
+    init(effects: [Effect] = []) {
+        for e in effects.sorted(by: { $0.seq < $1.seq }) { insert(e) }
+    }
+
+    mutating func insert(_ e: Effect) {
+        bySeq[e.seq] = e
+        if let key = e.answerKey { byAnswerKey[key, default: []].append(e.seq) }
+        if !e.taken {
+            if let last = pendingOrder.last, last > e.seq {
+                pendingOrder.append(e.seq)
+                pendingOrder.sort()
+                pendingHead = 0
+            } else {
+                pendingOrder.append(e.seq)
+            }
+            pendingCount += 1
+        }
+    }
+
+    mutating func markTaken(_ seq: Int64) {
+        guard var e = bySeq[seq], !e.taken else { return }
+        e.taken = true
+        bySeq[seq] = e
+        pendingCount -= 1
+    }
+
+    mutating func remove(_ seq: Int64) {
+        guard let e = bySeq.removeValue(forKey: seq) else { return }
+        if !e.taken { pendingCount -= 1 }
+        if let key = e.answerKey {
+            byAnswerKey[key]?.removeAll { $0 == seq }
+            if byAnswerKey[key]?.isEmpty == true { byAnswerKey[key] = nil }
+        }
+    }
+
+    /// Pending effects in order, skipping those `excluded` (already taken or removed in this call).
+    func pending(limit: Int, excluded: Set<Int64>) -> [Effect] {
+        var out: [Effect] = []
+        var i = pendingHead
+        while i < pendingOrder.count, out.count < limit {
+            let seq = pendingOrder[i]
+            i += 1
+            guard let e = bySeq[seq], !e.taken, !excluded.contains(seq) else { continue }
+            out.append(e)
+        }
+        return out
+    }
+
+    /// Drops leading entries that are no longer pending, so taking stays cheap.
+    mutating func compact() {
+        while pendingHead < pendingOrder.count {
+            let seq = pendingOrder[pendingHead]
+            if let e = bySeq[seq], !e.taken { break }
+            pendingHead += 1
+        }
+        if pendingHead > 1024, pendingHead * 2 > pendingOrder.count {
+            pendingOrder.removeFirst(pendingHead)
+            pendingHead = 0
+        }
+    }
+
+    /// After a restart, effects taken but never answered are delivered again, same ids.
+    mutating func redeliverTaken() {
+        let taken = bySeq.values.filter(\.taken).map(\.seq)
+        for seq in taken { bySeq[seq]?.taken = false }
+        pendingOrder = bySeq.values.filter { !$0.taken }.map(\.seq).sorted()
+        pendingHead = 0
+        pendingCount = pendingOrder.count
+    }
+
+    func effects(answerKey: String) -> [Effect] { (byAnswerKey[answerKey] ?? []).compactMap { bySeq[$0] } }
+
+    var all: [Effect] { bySeq.values.sorted { $0.seq < $1.seq } }
+}

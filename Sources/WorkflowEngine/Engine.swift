@@ -1,0 +1,138 @@
+import Foundation
+import Logging
+import WorkflowCore
+import WorkflowStore
+
+/// The engine: core rules + store + clock, behind one entry point, ``call(_:_:)``: an op name
+/// and a JSON object in, a JSON object (or a structured error) out.
+///
+/// Calls are serialised: an engine may be called from any thread. A call that changes state
+/// commits it in one store transaction before it returns; a call that fails changes nothing.
+public final class Engine: @unchecked Sendable {
+    public let config: EngineConfig
+    let store: EngineStore
+    let state = EngineState()
+    let logger: Logger
+    let settings: RuleSettings
+    let scheduler = Scheduler()
+    private let lock = NSLock()
+    private var closed = false
+
+    /// Opens an engine from a configuration object (DESIGN §4); see ``EngineConfig``.
+    public convenience init(configJSON: JSON?, logHandler: (@Sendable (String) -> LogHandler)? = nil) throws(EngineError) {
+        try self.init(config: EngineConfig.parse(configJSON), logHandler: logHandler)
+    }
+
+    /// Opens an engine. `logHandler` receives the engine's log lines (default: standard error at
+    /// the configured level).
+    public init(config: EngineConfig, logHandler: (@Sendable (String) -> LogHandler)? = nil) throws(EngineError) {
+        self.config = config
+        var logger = logHandler.map { Logger(label: "workflow.engine", factory: $0) }
+            ?? Logger(label: "workflow.engine", factory: { StreamLogHandler.standardError(label: $0) })
+        logger.logLevel = config.logLevel
+        self.logger = logger
+        var settings = RuleSettings()
+        settings.pollIntervalSeconds = config.pollIntervalSeconds
+        settings.seed = config.seed
+        settings.deepLinkScheme = config.deepLinkScheme
+        settings.doneAwaitRetentionSeconds = config.awaitRetentionDays * 86_400
+        self.settings = settings
+        do {
+            self.store = try SQLiteStore(path: config.store, durability: config.durability)
+        } catch let e as StoreError {
+            throw EngineError(.store, e.code, e.message, details: ["store": .string(config.store)])
+        } catch {
+            throw EngineError(.store, "storeOpenFailed", "cannot open the store: \(error)",
+                              details: ["store": .string(config.store)])
+        }
+        try rehydrate()
+    }
+
+    /// Closes the store. Every change was committed by the call that made it.
+    public func close() {
+        lock.lock()
+        defer { lock.unlock() }
+        guard !closed else { return }
+        closed = true
+        store.close()
+    }
+
+    deinit { store.close() }
+
+    /// The time the engine runs at now: the manual clock, or the machine's.
+    func currentTime() -> Timestamp {
+        switch config.clock {
+        case .manual(let start): return state.manualNow ?? start
+        case .system: return Timestamp(milliseconds: Int64((Date().timeIntervalSince1970 * 1000).rounded()))
+        }
+    }
+
+    /// Calls an op. See docs/OPS.md for every op, its arguments and its result.
+    public func call(_ op: String, _ args: JSONObject = [:]) -> Result<JSON, EngineError> {
+        lock.lock()
+        defer { lock.unlock() }
+        guard !closed else { return .failure(.state("engineClosed", "the engine is closed")) }
+        guard let handler = Engine.ops[op] else {
+            return .failure(EngineError(.unsupported, "unknownOp", "unknown op '\(op)'", details: ["op": .string(op)]))
+        }
+        let uow = makeUnitOfWork()
+        do throws(EngineError) {
+            try handler.checkArguments(op, args)
+            let result = try handler.run(self, uow, Args(args))
+            if handler.mutates {
+                try finish(uow)
+            } else {
+                uow.rollback()
+            }
+            return .success(result)
+        } catch {
+            uow.rollback()
+            scheduler.rolledBack()
+            return .failure(error)
+        }
+    }
+
+    func makeUnitOfWork() -> UnitOfWork {
+        UnitOfWork(state: state, store: store, config: config, settings: settings, now: currentTime())
+    }
+
+    /// Convenience for Swift hosts and tests: throws instead of returning a result.
+    @discardableResult
+    public func callOrThrow(_ op: String, _ args: JSONObject = [:]) throws(EngineError) -> JSON {
+        try call(op, args).get()
+    }
+
+    /// Settles a mutating call (schedules what can start, refreshes summaries and timers) and commits it.
+    func finish(_ uow: UnitOfWork) throws(EngineError) {
+        let summaries = try settle(uow)
+        guard uow.hasChanges else {
+            uow.rollback()
+            scheduler.rolledBack()
+            return
+        }
+        try uow.commit(summaries: summaries, logger: logger)
+        scheduler.committed(uow)
+    }
+}
+
+/// An op handler and whether it may change state.
+struct OpHandler: Sendable {
+    let mutates: Bool
+    /// The argument names the op takes; any other is refused (`unknownArgument`), so a typo never
+    /// passes silently.
+    let args: Set<String>
+    let run: @Sendable (Engine, UnitOfWork, Args) throws(EngineError) -> JSON
+
+    init(mutates: Bool, args: [String], _ run: @escaping @Sendable (Engine, UnitOfWork, Args) throws(EngineError) -> JSON) {
+        self.mutates = mutates
+        self.args = Set(args)
+        self.run = run
+    }
+
+    func checkArguments(_ op: String, _ given: JSONObject) throws(EngineError) {
+        for key in given.keys where !args.contains(key) {
+            throw .invalid("unknownArgument", "\(op) has no argument '\(key)'",
+                           details: ["argument": .string(key), "known": JSON(args.sorted())])
+        }
+    }
+}

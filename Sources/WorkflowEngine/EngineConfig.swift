@@ -1,0 +1,160 @@
+import Logging
+import WorkflowCore
+import WorkflowStore
+
+/// The configuration `wf_engine_open` takes (DESIGN §4). Every key is optional; unknown keys are
+/// refused so a typo never silently falls back to a default.
+public struct EngineConfig: Sendable {
+    public enum ClockMode: Sendable, Equatable {
+        /// Time moves only with `clock.advance`; starts at `start`, or where the store left off.
+        case manual(start: Timestamp)
+        /// The machine's clock; due work fires on `engine.tick`.
+        case system
+    }
+
+    public var store: String = ":memory:"
+    public var clock: ClockMode = .system
+    public var seed: UInt64 = 0
+    public var remoteConcurrency: Int = 8
+    public var localConcurrency: Int = 2
+    public var pollIntervalSeconds: Double = 10
+    public var deepLinkScheme: String = "app"
+    public var durability: Durability = .normal
+    public var thumbnailBytes: Int64 = 209_715_200
+    public var previewDays: Double = 7
+    /// Unreferenced assets are collected this long after they were orphaned.
+    public var assetRetentionDays: Double = 7
+    /// Done awaits stay in the Action Center this long.
+    public var awaitRetentionDays: Double = 7
+    public var logLevel: Logger.Level = .warning
+
+    public init() {}
+
+    public static let defaultStart = Timestamp(rfc3339: "2026-01-01T00:00:00.000Z")!
+
+    static let knownKeys: Set<String> = ["store", "clock", "seed", "concurrency", "pollIntervalSeconds",
+                                         "deepLinkScheme", "durability", "cache", "assets", "awaits", "logLevel"]
+
+    /// Parses the config object; every problem is `WF_EINVALID` naming the key.
+    public static func parse(_ json: JSON?) throws(EngineError) -> EngineConfig {
+        var c = EngineConfig()
+        guard let json, !json.isNull else { return c }
+        guard case let .object(o) = json else {
+            throw .invalid("invalidConfig", "config must be a JSON object, not \(json.typeName)",
+                           details: ["argument": "config"])
+        }
+        for key in o.keys where !knownKeys.contains(key) {
+            throw .invalid("unknownConfigKey", "config has an unknown key '\(key)'",
+                           details: ["argument": .string("config.\(key)"), "known": JSON(knownKeys.sorted())])
+        }
+        func bad(_ key: String, _ expectation: String) -> EngineError {
+            .invalid("invalidConfig", "config.\(key) must be \(expectation)", details: ["argument": .string("config.\(key)")])
+        }
+        if let v = o["store"] {
+            guard case let .string(s) = v, !s.isEmpty else { throw bad("store", "\":memory:\" or a file path") }
+            c.store = s
+        }
+        if let v = o["clock"] {
+            guard case let .object(clock) = v, let mode = clock["mode"]?.stringValue else {
+                throw bad("clock", "{\"mode\": \"manual\", \"start\": time} or {\"mode\": \"system\"}")
+            }
+            switch mode {
+            case "system":
+                c.clock = .system
+            case "manual":
+                var start = defaultStart
+                if let s = clock["start"] {
+                    guard let text = s.stringValue, let t = Timestamp(rfc3339: text) else {
+                        throw bad("clock.start", "an RFC 3339 time such as 2026-01-01T00:00:00.000Z")
+                    }
+                    start = t
+                }
+                c.clock = .manual(start: start)
+            default:
+                throw bad("clock.mode", "\"manual\" or \"system\"")
+            }
+        }
+        if let v = o["seed"] {
+            guard let i = v.intValue else { throw bad("seed", "an integer") }
+            c.seed = UInt64(bitPattern: i)
+        }
+        if let v = o["concurrency"] {
+            guard case let .object(cc) = v else { throw bad("concurrency", "{\"remote\": n, \"local\": n}") }
+            for key in cc.keys where key != "remote" && key != "local" {
+                throw bad("concurrency.\(key)", "absent: only remote and local are known")
+            }
+            if let r = cc["remote"] {
+                guard let i = r.intValue, i >= 1, i <= 10_000_000 else { throw bad("concurrency.remote", "a positive integer") }
+                c.remoteConcurrency = Int(i)
+            }
+            if let l = cc["local"] {
+                guard let i = l.intValue, i >= 1, i <= 10_000_000 else { throw bad("concurrency.local", "a positive integer") }
+                c.localConcurrency = Int(i)
+            }
+        }
+        if let v = o["pollIntervalSeconds"] {
+            guard let d = v.doubleValue, d >= 0.1, d <= 86_400 else {
+                throw bad("pollIntervalSeconds", "a number of seconds between 0.1 and 86400")
+            }
+            c.pollIntervalSeconds = d
+        }
+        if let v = o["deepLinkScheme"] {
+            guard let s = v.stringValue, isValidScheme(s) else {
+                throw bad("deepLinkScheme", "a URL scheme (a letter, then letters, digits, '+', '-' or '.')")
+            }
+            c.deepLinkScheme = s.lowercased()
+        }
+        if let v = o["durability"] {
+            guard let s = v.stringValue, let d = Durability(rawValue: s) else { throw bad("durability", "\"normal\" or \"full\"") }
+            c.durability = d
+        }
+        if let v = o["cache"] {
+            guard case let .object(cache) = v else { throw bad("cache", "an object") }
+            for key in cache.keys where key != "thumbnailBytes" && key != "previewDays" {
+                throw bad("cache.\(key)", "absent: only thumbnailBytes and previewDays are known")
+            }
+            if let t = cache["thumbnailBytes"] {
+                guard let i = t.intValue, i >= 0 else { throw bad("cache.thumbnailBytes", "a non-negative integer") }
+                c.thumbnailBytes = i
+            }
+            if let p = cache["previewDays"] {
+                guard let d = p.doubleValue, d >= 0 else { throw bad("cache.previewDays", "a non-negative number") }
+                c.previewDays = d
+            }
+        }
+        if let v = o["assets"] {
+            guard case let .object(a) = v else { throw bad("assets", "an object") }
+            for key in a.keys where key != "retentionDays" { throw bad("assets.\(key)", "absent: only retentionDays is known") }
+            if let r = a["retentionDays"] {
+                guard let d = r.doubleValue, d >= 0 else { throw bad("assets.retentionDays", "a non-negative number") }
+                c.assetRetentionDays = d
+            }
+        }
+        if let v = o["awaits"] {
+            guard case let .object(a) = v else { throw bad("awaits", "an object") }
+            for key in a.keys where key != "doneRetentionDays" {
+                throw bad("awaits.\(key)", "absent: only doneRetentionDays is known")
+            }
+            if let r = a["doneRetentionDays"] {
+                guard let d = r.doubleValue, d >= 0 else { throw bad("awaits.doneRetentionDays", "a non-negative number") }
+                c.awaitRetentionDays = d
+            }
+        }
+        if let v = o["logLevel"] {
+            guard let s = v.stringValue, let level = Logger.Level(rawValue: s) else {
+                throw bad("logLevel", "one of trace, debug, info, notice, warning, error, critical")
+            }
+            c.logLevel = level
+        }
+        return c
+    }
+
+    static func isValidScheme(_ s: String) -> Bool {
+        guard let first = s.unicodeScalars.first, first.properties.isAlphabetic, first.isASCII, s.count <= 32 else {
+            return false
+        }
+        return s.unicodeScalars.allSatisfy {
+            $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "+" || $0 == "-" || $0 == ".")
+        }
+    }
+}

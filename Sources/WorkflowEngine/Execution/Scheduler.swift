@@ -1,0 +1,199 @@
+import OrderedCollections
+import WorkflowCore
+
+/// The two queues (remote and local) across all workflows: global caps from the config,
+/// per-workflow caps from each template's `options.concurrency`; the active workflow is served
+/// first, then workflows take turns (round-robin), and within a workflow runs start in graph
+/// order. Nobody starves: a workflow that was served goes to the back of the line.
+///
+/// The committed index counts queued and slot-holding runs per workflow without loading
+/// workflows; a call sees it through the changes it has staged.
+final class Scheduler {
+    struct Queue {
+        var queued: [String: Int] = [:]
+        var running: [String: Int] = [:]
+        var totalQueued = 0
+        var totalRunning = 0
+        /// Workflows with queued runs, in turn order: least recently served first (never served
+        /// before any served), ties in arrival order.
+        var rotation = OrderedSet<String>()
+        /// When each workflow was last served (a counter; absent = never).
+        var lastServed: [String: Int64] = [:]
+        var serveCounter: Int64 = 0
+
+        mutating func set(_ id: String, queued q: Int, running r: Int) {
+            totalQueued += q - (queued[id] ?? 0)
+            totalRunning += r - (running[id] ?? 0)
+            queued[id] = q == 0 ? nil : q
+            running[id] = r == 0 ? nil : r
+            if q == 0 {
+                rotation.remove(id)
+            } else if !rotation.contains(id) {
+                // Keep the rotation sorted by last service: insert after everyone served earlier.
+                let mine = lastServed[id] ?? 0
+                var i = rotation.count
+                while i > 0, (lastServed[rotation[i - 1]] ?? 0) > mine { i -= 1 }
+                rotation.insert(id, at: i)
+            }
+        }
+
+        /// `id` had its turn: it goes to the back of the line.
+        mutating func served(_ id: String) {
+            serveCounter += 1
+            lastServed[id] = serveCounter
+            if rotation.remove(id) != nil { rotation.append(id) }
+        }
+
+        mutating func forget(_ id: String) {
+            set(id, queued: 0, running: 0)
+            lastServed[id] = nil
+        }
+    }
+
+    private(set) var remote = Queue()
+    private(set) var local = Queue()
+    /// Workflows served in the current call, to move to the back once it commits.
+    private var served: [ResourceClass: [String]] = [:]
+
+    func queue(_ c: ResourceClass) -> Queue { c == .remote ? remote : local }
+
+    /// How many runs of workflow `wf` wait for, and hold, a slot in queue `c`.
+    static func counts(_ wf: Workflow, _ c: ResourceClass) -> (queued: Int, running: Int) {
+        let mode: RunMode = c == .remote ? .remote : .local
+        var q = 0
+        var r = 0
+        for run in wf.runs where run.mode == mode && !run.status.isTerminal {
+            if run.status == .queued { q += 1 }
+            if run.holdsSlot { r += 1 }
+        }
+        return (q, r)
+    }
+
+    /// Builds the index from the persisted summaries (rehydration).
+    func load(_ summaries: [WorkflowSummaryCounts]) {
+        for s in summaries.sorted(by: { $0.seq < $1.seq }) {
+            remote.set(s.workflowId, queued: s.queuedRemote, running: s.runningRemote)
+            local.set(s.workflowId, queued: s.queuedLocal, running: s.runningLocal)
+        }
+    }
+
+    // MARK: A call's view
+
+    private func counts(_ uow: UnitOfWork, _ id: String, _ c: ResourceClass) -> (queued: Int, running: Int) {
+        if uow.deletedWorkflows.contains(id) { return (0, 0) }
+        if let wf = uow.workflows[id] { return Scheduler.counts(wf, c) }
+        let q = queue(c)
+        return (q.queued[id] ?? 0, q.running[id] ?? 0)
+    }
+
+    /// Runs holding a slot in `c`, including this call's changes.
+    func running(_ uow: UnitOfWork, _ c: ResourceClass) -> Int {
+        var total = queue(c).totalRunning
+        for id in uow.touchedWorkflowIds {
+            total += counts(uow, id, c).running - (queue(c).running[id] ?? 0)
+        }
+        return total
+    }
+
+    func queued(_ uow: UnitOfWork, _ c: ResourceClass) -> Int {
+        var total = queue(c).totalQueued
+        for id in uow.touchedWorkflowIds {
+            total += counts(uow, id, c).queued - (queue(c).queued[id] ?? 0)
+        }
+        return total
+    }
+
+    /// Starts queued runs while there are free slots: the active workflow first, then one run per
+    /// workflow per sweep, in turn order. Remote work waits while the network is down.
+    func pass(_ uow: UnitOfWork, engine: Engine) throws(EngineError) {
+        for c in [ResourceClass.remote, .local] {
+            if c == .remote, !uow.isOnline { continue }
+            let cap = c == .remote ? uow.config.remoteConcurrency : uow.config.localConcurrency
+            var running = self.running(uow, c)
+            guard running < cap, queued(uow, c) > 0 else { continue }
+            // Turn order: the committed rotation, then workflows this call queued for the first time.
+            var order = Array(queue(c).rotation)
+            let known = Set(order)
+            order.append(contentsOf: uow.touchedWorkflowIds.filter { !known.contains($0) }
+                .sorted { (uow.workflows[$0]?.seq ?? 0) < (uow.workflows[$1]?.seq ?? 0) })
+            if let active = uow.activeWorkflow, let i = order.firstIndex(of: active) {
+                order.remove(at: i)
+                // The active workflow is served until its queue or its cap runs out.
+                while running < cap, try startNext(uow, active, c) {
+                    running = self.running(uow, c)
+                }
+            }
+            var progressed = true
+            while running < cap, progressed {
+                progressed = false
+                for id in order where running < cap {
+                    guard counts(uow, id, c).queued > 0 else { continue }
+                    if try startNext(uow, id, c) {
+                        progressed = true
+                        running = self.running(uow, c)
+                    }
+                }
+            }
+        }
+    }
+
+    /// Starts workflow `id`'s first queued run of class `c` in graph order, if its own cap
+    /// allows. Returns whether a run left the queue.
+    private func startNext(_ uow: UnitOfWork, _ id: String, _ c: ResourceClass) throws(EngineError) -> Bool {
+        guard counts(uow, id, c).queued > 0, var wf = try uow.workflow(id) else { return false }
+        let executor = try uow.executor(for: wf)
+        let options = executor.graph.template.options
+        let workflowCap = (c == .remote ? options.remoteConcurrency : options.localConcurrency) ?? Int.max
+        guard Scheduler.counts(wf, c).running < workflowCap else { return false }
+        let mode: RunMode = c == .remote ? .remote : .local
+        var best: (position: Int, index: Int)?
+        for (i, run) in wf.runs.enumerated() where run.mode == mode && run.status == .queued {
+            guard let n = executor.graph.index[run.nodeId] else { continue }
+            let p = executor.graph.position[n]
+            if best == nil || p < best!.position { best = (p, i) }
+        }
+        guard let pick = best else { return false }
+        try executor.beginRun(&wf, runIndex: pick.index)
+        try executor.reconcile(&wf)
+        uow.putWorkflow(wf)
+        served[c, default: []].append(id)
+        return true
+    }
+
+    // MARK: After commit
+
+    /// Updates the committed index with a committed call's workflows, and sends the workflows it
+    /// served to the back of their queue's line.
+    func committed(_ uow: UnitOfWork) {
+        for (c, ids) in served {
+            for id in ids {
+                if c == .remote { remote.served(id) } else { local.served(id) }
+            }
+        }
+        for id in uow.touchedWorkflowIds {
+            if uow.deletedWorkflows.contains(id) {
+                remote.forget(id)
+                local.forget(id)
+                continue
+            }
+            for c in [ResourceClass.remote, .local] {
+                let (q, r) = counts(uow, id, c)
+                if c == .remote { remote.set(id, queued: q, running: r) } else { local.set(id, queued: q, running: r) }
+            }
+        }
+        served = [:]
+    }
+
+    /// A call that did not commit served nobody.
+    func rolledBack() { served = [:] }
+}
+
+/// The counts the scheduler needs from a persisted summary.
+struct WorkflowSummaryCounts {
+    var workflowId: String
+    var seq: Int64
+    var queuedRemote: Int
+    var queuedLocal: Int
+    var runningRemote: Int
+    var runningLocal: Int
+}

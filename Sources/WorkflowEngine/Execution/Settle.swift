@@ -1,0 +1,118 @@
+import WorkflowCore
+import WorkflowStore
+
+extension Engine {
+    /// After an op: starts what the queues allow, then refreshes the deadlines of every workflow
+    /// the call touched.
+    func settleTouched(_ uow: UnitOfWork) throws(EngineError) {
+        try scheduler.pass(uow, engine: self)
+        for id in uow.touchedWorkflowIds {
+            guard let wf = uow.workflows[id] else {
+                uow.timers.set(id, at: nil, order: 0)
+                continue
+            }
+            let executor = try uow.executor(for: wf)
+            uow.timers.set(id, at: executor.nextDeadline(wf), order: wf.seq)
+        }
+    }
+
+    /// Settles the call and returns fresh summaries of the workflows it touched.
+    func settle(_ uow: UnitOfWork) throws(EngineError) -> [String: WorkflowSummary] {
+        try settleTouched(uow)
+        var summaries: [String: WorkflowSummary] = [:]
+        for id in uow.touchedWorkflowIds {
+            guard let wf = uow.workflows[id] else { continue }
+            summaries[id] = try summary(uow, wf)
+        }
+        return summaries
+    }
+
+    /// What the list, the timers and the scheduler keep about a workflow.
+    func summary(_ uow: UnitOfWork, _ wf: Workflow) throws(EngineError) -> WorkflowSummary {
+        let executor = try uow.executor(for: wf)
+        var search = wf.title.lowercased()
+        for t in executor.graph.nodes {
+            search += "\n" + t.displayTitle.lowercased()
+            if t.title != nil { search += "\n" + t.id.lowercased() }
+        }
+        let open = wf.awaits.filter(\.isOpen)
+        let remote = Scheduler.counts(wf, .remote)
+        let local = Scheduler.counts(wf, .local)
+        return WorkflowSummary(
+            workflowId: wf.workflowId, seq: wf.seq, templateId: wf.templateId, title: wf.title, status: wf.status,
+            archived: wf.archived, createdAt: wf.createdAt, updatedAt: wf.updatedAt,
+            stepsDone: wf.nodes.filter { $0.state == .succeeded || $0.state == .skipped }.count,
+            stepsTotal: wf.nodes.count, awaitCount: open.count, hasBlockingAwait: open.contains { $0.blocking },
+            searchText: search, nextDeadline: executor.nextDeadline(wf), queuedRemote: remote.queued,
+            queuedLocal: local.queued, runningRemote: remote.running, runningLocal: local.running,
+            inboxCount: wf.awaits.filter { !$0.cleared }.count)
+    }
+
+    /// Fires the due timers of one workflow.
+    func fireWorkflowTimers(_ uow: UnitOfWork, _ id: String) throws(EngineError) {
+        guard var wf = try uow.workflow(id) else {
+            uow.timers.set(id, at: nil, order: 0)
+            return
+        }
+        let executor = try uow.executor(for: wf)
+        try executor.fireDue(&wf)
+        uow.putWorkflow(wf)  // always: its deadline must move on even if nothing changed
+    }
+
+    /// Resumes after opening: local runs that were running are interrupted (they never silently
+    /// succeed), effects taken but never answered are delivered again with their ids, and the
+    /// queues start what they can.
+    func resume(snapshot: StoreSnapshot) throws(EngineError) {
+        scheduler.load(snapshot.workflows.map {
+            WorkflowSummaryCounts(workflowId: $0.workflowId, seq: $0.seq, queuedRemote: $0.queuedRemote,
+                                  queuedLocal: $0.queuedLocal, runningRemote: $0.runningRemote,
+                                  runningLocal: $0.runningLocal)
+        })
+        state.outbox.redeliverTaken()
+        let uow = makeUnitOfWork()
+        var interrupted = 0
+        for s in snapshot.workflows where s.runningLocal > 0 {
+            guard var wf = try uow.workflow(s.workflowId) else { continue }
+            interrupted += try uow.executor(for: wf).interruptLocalRuns(&wf)
+            uow.putWorkflow(wf)
+        }
+        if interrupted > 0 {
+            uow.log(.notice, "interrupted local runs marked failed", ["count": "\(interrupted)"])
+        }
+        do throws(EngineError) {
+            try finish(uow)
+        } catch {
+            uow.rollback()
+            scheduler.rolledBack()
+            throw error
+        }
+    }
+
+    /// Reconciles the workflows still in progress whose template `include` selects: a tool was
+    /// registered (blocked "Tool not installed." nodes may move on), or the network changed.
+    func reconcileActive(_ uow: UnitOfWork, where include: (TemplateGraph) -> Bool) throws(EngineError) {
+        for id in uow.allWorkflowIds() {
+            let status: WorkflowStatus
+            let templateId: String
+            if let wf = uow.workflows[id] {
+                (status, templateId) = (wf.status, wf.templateId)
+            } else if let s = uow.state.summaries[id] {
+                (status, templateId) = (s.status, s.templateId)
+            } else {
+                continue
+            }
+            guard status == .active || status == .failed, let t = uow.template(templateId), include(t.graph),
+                var wf = try uow.workflow(id)
+            else { continue }
+            try uow.executor(for: wf).reconcile(&wf)
+            uow.putWorkflow(wf)
+        }
+    }
+}
+
+extension UnitOfWork {
+    /// A tool of `kind` was (re)registered: nodes blocked "Tool not installed." may move on.
+    func toolCatalogueChanged(kind: String, engine: Engine) throws(EngineError) {
+        try engine.reconcileActive(self) { graph in graph.nodes.contains { $0.kind == kind } }
+    }
+}

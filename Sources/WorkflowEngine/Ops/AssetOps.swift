@@ -1,0 +1,216 @@
+import WorkflowCore
+import WorkflowStore
+
+extension Engine {
+    static let assetOps: [String: OpHandler] = [
+        // asset.get {assetId} → the asset.
+        "asset.get": OpHandler(mutates: false, args: ["assetId"]) { (_, uow, args) throws(EngineError) -> JSON in
+            try requireAsset(uow, args).json
+        },
+
+        // asset.import {type, uri, bytes?, hash?, meta?} → the asset (no provenance): a file the
+        // host brings, to bind or pick later.
+        "asset.import": OpHandler(mutates: true, args: ["type", "uri", "bytes", "hash", "meta"]) { (_, uow, args) throws(EngineError) -> JSON in
+            try resolveAsset(uow, .object(args.object), path: "asset", expectedType: nil).json
+        },
+
+        // asset.delete {assetId} → {assetId, deleted, evicted}: its cached files are evicted; a
+        // retry that needs it never starts (inputAssetGone).
+        "asset.delete": OpHandler(mutates: true, args: ["assetId"]) { (engine, uow, args) throws(EngineError) -> JSON in
+            let asset = try requireAsset(uow, args)
+            let evicted = engine.evictAll(uow, assetId: asset.assetId, reason: "assetDeleted")
+            uow.deleteAsset(asset.assetId)
+            if let wfId = asset.provenance?.workflowId, var wf = try uow.workflow(wfId) {
+                try uow.executor(for: wf).reconcile(&wf)
+                uow.putWorkflow(wf)
+            }
+            uow.log(.info, "asset deleted", ["assetId": "\(asset.assetId)"])
+            return ["assetId": .string(asset.assetId), "deleted": true, "evicted": JSON(evicted)]
+        },
+
+        // asset.pin {assetId, pinned} → {assetId, pinned}: "Keep offline"; pinned assets are never
+        // evicted nor collected, and stay pinned across relaunches.
+        "asset.pin": OpHandler(mutates: true, args: ["assetId", "pinned"]) { (engine, uow, args) throws(EngineError) -> JSON in
+            var asset = try requireAsset(uow, args)
+            let pinned = try args.bool("pinned")
+            if asset.pinned != pinned {
+                asset.pinned = pinned
+                uow.putAsset(asset)
+                for variant in CacheVariant.allCases {
+                    guard var e = uow.cacheEntry(asset.assetId, variant.rawValue) else { continue }
+                    e.pinned = pinned
+                    uow.putCacheEntry(e)
+                    uow.cacheTimers.set(e.key, at: engine.cachePolicy.purgeTime(e), order: 0)
+                }
+                if !pinned { engine.enforceThumbnailCap(uow) }
+                uow.metric("asset.pinned", ["assetId": .string(asset.assetId), "pinned": .bool(pinned)])
+            }
+            return ["assetId": .string(asset.assetId), "pinned": .bool(pinned)]
+        },
+
+        // assets.gc → {removed, count}: assets no run, node or binding refers to, unpinned, and
+        // orphaned longer than the retention period (config assets.retentionDays, default 7).
+        "assets.gc": OpHandler(mutates: true, args: []) { (engine, uow, _) throws(EngineError) -> JSON in
+            let cutoff = uow.now.adding(seconds: -engine.config.assetRetentionDays * 86_400)
+            let ids: [String]
+            do {
+                ids = try engine.store.unreferencedAssets(createdBefore: cutoff)
+            } catch {
+                throw EngineError(.store, "storeReadFailed", "cannot scan assets: \(error)")
+            }
+            for id in ids {
+                _ = engine.evictAll(uow, assetId: id, reason: "collected")
+                uow.deleteAsset(id)
+            }
+            if !ids.isEmpty { uow.log(.info, "assets collected", ["count": "\(ids.count)"]) }
+            return ["removed": JSON(ids), "count": JSON(ids.count)]
+        },
+
+        // cache.record {assetId, variant: thumbnail|preview, bytes} → {entry, evicted}: the host
+        // cached a file; thumbnails over the cap evict the least recently used.
+        "cache.record": OpHandler(mutates: true, args: ["assetId", "variant", "bytes"]) { (engine, uow, args) throws(EngineError) -> JSON in
+            let asset = try requireAsset(uow, args)
+            let variant = try cacheVariant(args)
+            guard let bytes = try args.optionalInt("bytes", min: 0) else { throw Args.missing("bytes") }
+            let entry = CacheEntry(assetId: asset.assetId, variant: variant, bytes: bytes, lastUsedAt: uow.now,
+                                   pinned: asset.pinned)
+            uow.putCacheEntry(entry)
+            uow.cacheTimers.set(entry.key, at: engine.cachePolicy.purgeTime(entry), order: 0)
+            let evicted = engine.enforceThumbnailCap(uow)
+            return ["entry": entry.json, "evicted": .array(evicted.map(\.json))]
+        },
+
+        // cache.touch {assetId, variant} → {entry}: the file was used; its LRU and purge clocks restart.
+        "cache.touch": OpHandler(mutates: true, args: ["assetId", "variant"]) { (engine, uow, args) throws(EngineError) -> JSON in
+            let assetId = try args.string("assetId")
+            let variant = try cacheVariant(args)
+            guard var entry = uow.cacheEntry(assetId, variant.rawValue) else {
+                throw .notFound("notCached", "asset \(assetId) has no cached \(variant.rawValue)",
+                                details: ["assetId": .string(assetId), "variant": .string(variant.rawValue)])
+            }
+            entry.lastUsedAt = uow.now
+            uow.putCacheEntry(entry)
+            uow.cacheTimers.set(entry.key, at: engine.cachePolicy.purgeTime(entry), order: 0)
+            return ["entry": entry.json]
+        },
+
+        // cache.usage → {thumbnails, previews, pinned, total, entries, pinnedAssets} in bytes.
+        "cache.usage": OpHandler(mutates: false, args: []) { (_, uow, _) throws(EngineError) -> JSON in
+            CachePolicy.usage(uow.allCacheEntries())
+        },
+
+        // cache.entries → {entries}: every cached file, by key.
+        "cache.entries": OpHandler(mutates: false, args: []) { (_, uow, _) throws(EngineError) -> JSON in
+            ["entries": .array(uow.allCacheEntries().sorted { $0.key < $1.key }.map(\.json))]
+        },
+
+        // cache.freeUpSpace → {evicted, freedBytes}: purges every unpinned preview.
+        "cache.freeUpSpace": OpHandler(mutates: true, args: []) { (engine, uow, _) throws(EngineError) -> JSON in
+            let victims = engine.cachePolicy.freeUpSpace(uow.allCacheEntries())
+            for e in victims { engine.evict(uow, e, reason: "freeUpSpace") }
+            return ["evicted": JSON(victims.count), "freedBytes": .int(victims.reduce(0) { $0 + $1.bytes })]
+        },
+
+        // provider.setDefaults {kind, params} → {kind, params}: provider/model settings for a kind;
+        // runs created from now on use them (tool defaults ⊕ provider defaults ⊕ node params).
+        "provider.setDefaults": OpHandler(mutates: true, args: ["kind", "params"]) { (_, uow, args) throws(EngineError) -> JSON in
+            let kind = try args.string("kind")
+            let params = try args.optionalObject("params") ?? [:]
+            uow.setProviderDefaults(kind, params.isEmpty ? nil : params)
+            return ["kind": .string(kind), "params": .object(params)]
+        },
+
+        // provider.getDefaults {kind} → {kind, params}
+        "provider.getDefaults": OpHandler(mutates: false, args: ["kind"]) { (_, uow, args) throws(EngineError) -> JSON in
+            let kind = try args.string("kind")
+            return ["kind": .string(kind), "params": .object(uow.providerDefaults(kind) ?? [:])]
+        },
+
+        // metrics.record {event, fields?} → {recorded}: events a shell records (card taps, …).
+        "metrics.record": OpHandler(mutates: true, args: ["event", "fields"]) { (_, uow, args) throws(EngineError) -> JSON in
+            let event = try args.string("event")
+            var fields = try args.optionalObject("fields") ?? [:]
+            fields["source"] = "shell"
+            uow.metric(event, fields)
+            return ["recorded": true]
+        },
+
+        // metrics.take {max?} → {events}: telemetry in order (claims, completions, retries, cancels,
+        // snoozes, skips, expiries, shell events), removed once taken.
+        "metrics.take": OpHandler(mutates: true, args: ["max"]) { (engine, uow, args) throws(EngineError) -> JSON in
+            let max = Int(try args.optionalInt("max", min: 1, max: 1_000_000) ?? 10_000)
+            let events: [MetricEvent]
+            do {
+                events = try engine.store.metrics(limit: max)
+            } catch {
+                throw EngineError(.store, "storeReadFailed", "cannot read metrics: \(error)")
+            }
+            if let last = events.last { uow.metricsDeletedThrough = last.seq }
+            return ["events": .array(events.map { .object($0.body) })]
+        },
+    ]
+
+    static func requireAsset(_ uow: UnitOfWork, _ args: Args) throws(EngineError) -> Asset {
+        let id = try args.string("assetId")
+        guard let a = try uow.asset(id) else {
+            throw .notFound("unknownAsset", "no asset '\(id)'", details: ["assetId": .string(id)])
+        }
+        return a
+    }
+
+    static func cacheVariant(_ args: Args) throws(EngineError) -> CacheVariant {
+        let v = try args.optionalChoice("variant", CacheVariant.allCases.map(\.rawValue))
+        guard let v, let variant = CacheVariant(rawValue: v) else { throw Args.missing("variant") }
+        return variant
+    }
+
+    var cachePolicy: CachePolicy {
+        CachePolicy(thumbnailCapBytes: config.thumbnailBytes, previewDays: config.previewDays)
+    }
+
+    /// Removes a cache entry and tells the host to delete the file (`cache.evict`).
+    func evict(_ uow: UnitOfWork, _ e: CacheEntry, reason: String) {
+        uow.deleteCacheEntry(e.assetId, e.variant.rawValue)
+        uow.cacheTimers.set(e.key, at: nil, order: 0)
+        uow.emit(EffectType.cacheEvict, ["assetId": .string(e.assetId), "variant": .string(e.variant.rawValue),
+                                         "bytes": .int(e.bytes), "reason": .string(reason)])
+    }
+
+    /// Evicts every cached file of an asset; returns the variants evicted.
+    func evictAll(_ uow: UnitOfWork, assetId: String, reason: String) -> [String] {
+        var evicted: [String] = []
+        for variant in CacheVariant.allCases {
+            guard let e = uow.cacheEntry(assetId, variant.rawValue) else { continue }
+            evict(uow, e, reason: reason)
+            evicted.append(variant.rawValue)
+        }
+        return evicted
+    }
+
+    /// Evicts least recently used unpinned thumbnails until all fit the cap.
+    @discardableResult
+    func enforceThumbnailCap(_ uow: UnitOfWork) -> [CacheEntry] {
+        let victims = cachePolicy.thumbnailEvictions(uow.allCacheEntries())
+        for e in victims { evict(uow, e, reason: "lru") }
+        return victims
+    }
+
+    /// A preview's purge time came: it goes if it is still unused and unpinned.
+    func fireCacheTimer(_ uow: UnitOfWork, _ key: String) throws(EngineError) {
+        guard let colon = key.firstIndex(of: ":") else {
+            uow.cacheTimers.set(key, at: nil, order: 0)
+            return
+        }
+        let variant = String(key[..<colon])
+        let assetId = String(key[key.index(after: colon)...])
+        guard let entry = uow.cacheEntry(assetId, variant) else {
+            uow.cacheTimers.set(key, at: nil, order: 0)
+            return
+        }
+        if let due = cachePolicy.purgeTime(entry), due <= uow.now {
+            evict(uow, entry, reason: "previewExpired")
+        } else {
+            uow.cacheTimers.set(key, at: cachePolicy.purgeTime(entry), order: 0)
+        }
+    }
+}

@@ -1,0 +1,163 @@
+import WorkflowCore
+
+extension Engine {
+    static let eventOps: [String: OpHandler] = [
+        // effects.take {max?} → {effects, remaining}: pending effects, oldest first.
+        "effects.take": OpHandler(mutates: true, args: ["max"]) { (_, uow, args) throws(EngineError) -> JSON in
+            let max = Int(try args.optionalInt("max", min: 1, max: 1_000_000) ?? 1_000_000)
+            let effects = uow.take(max: max)
+            return ["effects": .array(effects.map { .object($0.body) }), "remaining": JSON(uow.pendingEffectCount)]
+        },
+
+        // job.submitted {runId, jobId} → {applied, runId, nodeId, state}
+        "job.submitted": OpHandler(mutates: true, args: ["runId", "jobId"]) { (_, uow, args) throws(EngineError) -> JSON in
+            let runId = try args.string("runId")
+            let jobId = try args.string("jobId")
+            return try withRun(uow, runId: runId) { (wf, executor, r) throws(EngineError) -> JSON in
+                if let other = try uow.run(forJob: jobId), other.runId != runId {
+                    throw .conflict("duplicateJobId", "job \(jobId) already belongs to run \(other.runId)",
+                                    details: ["jobId": .string(jobId), "runId": .string(other.runId)])
+                }
+                let outcome = try executor.jobSubmitted(&wf, runIndex: r, jobId: jobId)
+                return eventResult(outcome, wf, r)
+            }
+        },
+
+        // job.update {jobId, status, progress?, logTail?, outputs?, error?} → {applied, runId, nodeId, state}
+        "job.update": OpHandler(mutates: true, args: ["jobId", "status", "progress", "logTail", "outputs", "error"]) { (_, uow, args) throws(EngineError) -> JSON in
+            let jobId = try args.string("jobId")
+            let update = try jobUpdate(args)
+            guard let (runId, _) = try uow.run(forJob: jobId) else {
+                throw .notFound("unknownJob", "no run has job '\(jobId)'", details: ["jobId": .string(jobId)])
+            }
+            return try withRun(uow, runId: runId) { (wf, executor, r) throws(EngineError) -> JSON in
+                eventResult(try executor.jobUpdated(&wf, runIndex: r, update: update), wf, r)
+            }
+        },
+
+        // job.transportError {runId | jobId, httpStatus?, retryAfterSeconds?, offline?} → {applied, …}
+        "job.transportError": OpHandler(mutates: true, args: ["runId", "jobId", "httpStatus", "retryAfterSeconds", "offline"]) { (_, uow, args) throws(EngineError) -> JSON in
+            let error = TransportError(
+                httpStatus: try args.optionalInt("httpStatus", min: 100, max: 599).map { Int($0) },
+                retryAfterSeconds: try args.optionalSeconds("retryAfterSeconds", min: 0, max: 86_400 * 7),
+                offline: try args.optionalBool("offline") ?? false)
+            let runId: String
+            if let r = try args.optionalString("runId"), !r.isEmpty {
+                runId = r
+            } else if let jobId = try args.optionalString("jobId"), !jobId.isEmpty {
+                guard let found = try uow.run(forJob: jobId) else {
+                    throw .notFound("unknownJob", "no run has job '\(jobId)'", details: ["jobId": .string(jobId)])
+                }
+                runId = found.runId
+            } else {
+                throw .invalid("missingArgument", "runId or jobId is required", details: ["argument": "runId"])
+            }
+            return try withRun(uow, runId: runId) { (wf, executor, r) throws(EngineError) -> JSON in
+                eventResult(try executor.transportError(&wf, runIndex: r, error: error), wf, r)
+            }
+        },
+
+        // job.downloaded {runId, port, asset: {type?, uri, bytes?, hash?, meta?}} → {applied, assetId?, …}
+        "job.downloaded": OpHandler(mutates: true, args: ["runId", "port", "asset"]) { (_, uow, args) throws(EngineError) -> JSON in
+            let runId = try args.string("runId")
+            let port = try args.string("port")
+            let draft = try AssetDraft.decode(try args.value("asset"), path: "asset")
+            return try withRun(uow, runId: runId) { (wf, executor, r) throws(EngineError) -> JSON in
+                eventResult(try executor.downloaded(&wf, runIndex: r, port: port, draft: draft), wf, r)
+            }
+        },
+
+        // local.completed {runId, outputs | error} → {applied, …}
+        "local.completed": OpHandler(mutates: true, args: ["runId", "outputs", "error"]) { (_, uow, args) throws(EngineError) -> JSON in
+            let runId = try args.string("runId")
+            let outputs = try args.optionalObject("outputs")
+            let error = try nodeError(args, default: "toolFailed")
+            if outputs != nil, error != nil {
+                throw .invalid("invalidArgument", "give outputs or error, not both", details: ["argument": "error"])
+            }
+            return try withRun(uow, runId: runId) { (wf, executor, r) throws(EngineError) -> JSON in
+                eventResult(try executor.localCompleted(&wf, runIndex: r, outputs: outputs, error: error), wf, r)
+            }
+        },
+
+        // network.set {online} → {online}: offline holds remote work ("Offline"), local goes on;
+        // back online, remote work resumes by itself.
+        "network.set": OpHandler(mutates: true, args: ["online"]) { (engine, uow, args) throws(EngineError) -> JSON in
+            let online = try args.bool("online")
+            guard online != uow.isOnline else { return ["online": .bool(online), "changed": false] }
+            uow.setOnline(online)
+            try engine.reconcileActive(uow) { graph in graph.nodes.contains { $0.resourceClass == .remote } }
+            if online {
+                // Polls skipped while offline: ask for every live job's status now.
+                for id in uow.touchedWorkflowIds {
+                    guard var wf = uow.workflows[id] else { continue }
+                    let executor = try uow.executor(for: wf)
+                    var changed = false
+                    for r in wf.runs.indices where wf.runs[r].status.hasLiveJob && !wf.pollingPaused {
+                        executor.pollNow(&wf, runIndex: r)
+                        changed = true
+                    }
+                    if changed { uow.putWorkflow(wf) }
+                }
+            }
+            uow.log(.notice, "network changed", ["online": "\(online)"])
+            return ["online": .bool(online), "changed": true]
+        },
+    ]
+
+    static func eventResult(_ outcome: EventOutcome, _ wf: Workflow, _ r: Int) -> JSON {
+        var o = outcome.json
+        let run = wf.runs[r]
+        o["runId"] = .string(run.runId)
+        o["nodeId"] = .string(run.nodeId)
+        o["runStatus"] = .string(run.status.rawValue)
+        if let n = wf.nodeIndex(run.nodeId) { o["state"] = .string(wf.nodes[n].state.rawValue) }
+        return .object(o)
+    }
+
+    static func jobUpdate(_ args: Args) throws(EngineError) -> JobUpdate {
+        let statusText = try args.string("status")
+        guard let status = JobUpdate.Status(rawValue: statusText) else {
+            throw .invalid("invalidArgument",
+                           "status must be one of \(JobUpdate.Status.allCases.map(\.rawValue).joined(separator: ", ")), not '\(statusText)'",
+                           details: ["argument": "status"])
+        }
+        var progress: Double?
+        if let p = args["progress"] {
+            guard let d = p.doubleValue, d.isFinite, d >= 0 else { throw Args.wrong("progress", "a number from 0 to 1", p) }
+            progress = d > 1 ? d / 100 : d  // a percentage is accepted too
+        }
+        var logTail: [String]?
+        if let l = args["logTail"] {
+            switch l {
+            case let .string(s): logTail = s.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+            case let .array(items):
+                var lines: [String] = []
+                for item in items {
+                    guard case let .string(s) = item else { throw Args.wrong("logTail", "a string or an array of strings", l) }
+                    lines.append(s)
+                }
+                logTail = lines
+            default: throw Args.wrong("logTail", "a string or an array of strings", l)
+            }
+        }
+        return JobUpdate(status: status, progress: progress, logTail: logTail, outputs: try args.optionalObject("outputs"),
+                         error: try nodeError(args, default: "providerFailed"))
+    }
+
+    /// `error: {code?, message?, hint?}` (or a string message), if given.
+    static func nodeError(_ args: Args, default code: String) throws(EngineError) -> NodeError? {
+        guard let e = args["error"] else { return nil }
+        switch e {
+        case let .string(message):
+            return NodeError(code: code, message: Redaction.redact(message))
+        case let .object(o):
+            let c = o["code"]?.stringValue ?? code
+            let message = o["message"]?.stringValue ?? "The job failed (\(c))."
+            return NodeError(code: c, message: Redaction.redact(message), hint: o["hint"]?.stringValue.map(Redaction.redact),
+                             details: o["details"]?.objectValue ?? [:])
+        default:
+            throw Args.wrong("error", "an object {code, message}", e)
+        }
+    }
+}

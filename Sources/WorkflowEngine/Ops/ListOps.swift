@@ -1,0 +1,61 @@
+import WorkflowCore
+import WorkflowStore
+
+extension Engine {
+    /// `workflow.list`: rows from the summaries kept for every workflow (no workflow is loaded).
+    static func listWorkflows(_ uow: UnitOfWork, _ args: Args) throws(EngineError) -> JSON {
+        let search = try args.optionalString("search")?.lowercased().trimmingSpaces()
+        let filter = try args.optionalChoice("filter", ["all", "active", "done", "failed"]) ?? "all"
+        let sort = try args.optionalChoice("sort", ["recent", "name"]) ?? "recent"
+        let includeArchived = try args.optionalBool("includeArchived") ?? false
+        let limit = Int(try args.optionalInt("limit", min: 1, max: 1_000_000) ?? 1_000_000)
+        var rows: [WorkflowSummary] = []
+        for s in uow.state.summaries.values {
+            if s.archived && !includeArchived { continue }
+            switch filter {
+            case "active": if s.status != .active { continue }
+            case "done": if s.status != .done { continue }
+            case "failed": if s.status != .failed { continue }
+            default: break
+            }
+            if let search, !search.isEmpty, !s.searchText.contains(search) { continue }
+            rows.append(s)
+        }
+        if sort == "name" {
+            rows.sort {
+                let a = $0.title.lowercased()
+                let b = $1.title.lowercased()
+                return a != b ? a < b : $0.seq < $1.seq
+            }
+        } else {
+            rows.sort { $0.updatedAt != $1.updatedAt ? $0.updatedAt > $1.updatedAt : $0.seq > $1.seq }
+        }
+        let total = rows.count
+        return ["rows": .array(rows.prefix(limit).map(row)), "total": JSON(total)]
+    }
+
+    static func row(_ s: WorkflowSummary) -> JSON {
+        var o = JSONObject(minimumCapacity: 12)
+        o["workflowId"] = .string(s.workflowId)
+        o["title"] = .string(s.title)
+        o["status"] = .string(s.status.rawValue)
+        o["stepsDone"] = JSON(s.stepsDone)
+        o["stepsTotal"] = JSON(s.stepsTotal)
+        o["progress"] = .double(s.stepsTotal == 0 ? 0 : Double(s.stepsDone) / Double(s.stepsTotal))
+        o["updatedAt"] = JSON(s.updatedAt)
+        o["awaitCount"] = JSON(s.awaitCount)
+        o["hasBlockingAwait"] = .bool(s.hasBlockingAwait)
+        o["templateId"] = .string(s.templateId)
+        o["archived"] = .bool(s.archived)
+        return .object(o)
+    }
+}
+
+extension String {
+    func trimmingSpaces() -> String {
+        var s = Substring(self)
+        while s.first?.isWhitespace == true { s = s.dropFirst() }
+        while s.last?.isWhitespace == true { s = s.dropLast() }
+        return String(s)
+    }
+}

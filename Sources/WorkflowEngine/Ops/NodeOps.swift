@@ -1,0 +1,133 @@
+import WorkflowCore
+
+extension Engine {
+    static let nodeOps: [String: OpHandler] = [
+        // node.get {workflowId, nodeId} → the node as workflow.get lists it.
+        "node.get": OpHandler(mutates: false, args: ["workflowId", "nodeId"]) { (_, uow, args) throws(EngineError) -> JSON in
+            let wf = try uow.requireWorkflow(try args.string("workflowId"))
+            return try uow.executor(for: wf).nodeJSON(wf, try nodeIndex(wf, args))
+        },
+
+        // node.run {workflowId, nodeId} → {runId, state}. Not ready → WF_ESTATE notReady, details.missing.
+        "node.run": OpHandler(mutates: true, args: ["workflowId", "nodeId"]) { (_, uow, args) throws(EngineError) -> JSON in
+            try withWorkflow(uow, args) { (wf, executor) throws(EngineError) -> JSON in
+                let n = try nodeIndex(wf, args)
+                let runId = try executor.run(&wf, n)
+                return ["runId": .string(runId), "nodeId": .string(wf.nodes[n].nodeId), "state": .string(wf.nodes[n].state.rawValue)]
+            }
+        },
+
+        // node.rerunLatest {workflowId, nodeId} → {runId, state}: current edges and newest inputs.
+        "node.rerunLatest": OpHandler(mutates: true, args: ["workflowId", "nodeId"]) { (_, uow, args) throws(EngineError) -> JSON in
+            try withWorkflow(uow, args) { (wf, executor) throws(EngineError) -> JSON in
+                let n = try nodeIndex(wf, args)
+                let runId = try executor.rerunLatest(&wf, n)
+                return ["runId": .string(runId), "nodeId": .string(wf.nodes[n].nodeId), "state": .string(wf.nodes[n].state.rawValue)]
+            }
+        },
+
+        // node.retry {workflowId, nodeId} → {runId, state}: the previous run's frozen inputs and params.
+        "node.retry": OpHandler(mutates: true, args: ["workflowId", "nodeId"]) { (_, uow, args) throws(EngineError) -> JSON in
+            try withWorkflow(uow, args) { (wf, executor) throws(EngineError) -> JSON in
+                let n = try nodeIndex(wf, args)
+                let runId = try executor.retry(&wf, n)
+                return ["runId": .string(runId), "nodeId": .string(wf.nodes[n].nodeId), "state": .string(wf.nodes[n].state.rawValue)]
+            }
+        },
+
+        // node.cancel {workflowId, nodeId} → {state}: only Cancel stops a job (remote.cancel).
+        "node.cancel": OpHandler(mutates: true, args: ["workflowId", "nodeId"]) { (_, uow, args) throws(EngineError) -> JSON in
+            try withWorkflow(uow, args) { (wf, executor) throws(EngineError) -> JSON in
+                let n = try nodeIndex(wf, args)
+                try executor.cancel(&wf, n)
+                try executor.reconcile(&wf)
+                return ["nodeId": .string(wf.nodes[n].nodeId), "state": .string(wf.nodes[n].state.rawValue)]
+            }
+        },
+
+        // node.setParams {workflowId, nodeId, params} → {params, overrides}: merged, persisted at once;
+        // a null value removes a change.
+        "node.setParams": OpHandler(mutates: true, args: ["workflowId", "nodeId", "params"]) { (_, uow, args) throws(EngineError) -> JSON in
+            let params = try args.object("params")
+            return try withWorkflow(uow, args) { (wf, executor) throws(EngineError) -> JSON in
+                let n = try nodeIndex(wf, args)
+                executor.setParams(&wf, n, params)
+                return paramsResult(wf, executor, n)
+            }
+        },
+
+        // node.resetParams {workflowId, nodeId} → {params, overrides}: tool, provider and template defaults.
+        "node.resetParams": OpHandler(mutates: true, args: ["workflowId", "nodeId"]) { (_, uow, args) throws(EngineError) -> JSON in
+            try withWorkflow(uow, args) { (wf, executor) throws(EngineError) -> JSON in
+                let n = try nodeIndex(wf, args)
+                executor.resetParams(&wf, n)
+                return paramsResult(wf, executor, n)
+            }
+        },
+
+        // node.applyPreset {workflowId, nodeId, preset} → {params, overrides}: the template preset as a delta.
+        "node.applyPreset": OpHandler(mutates: true, args: ["workflowId", "nodeId", "preset"]) { (_, uow, args) throws(EngineError) -> JSON in
+            let preset = try args.string("preset")
+            return try withWorkflow(uow, args) { (wf, executor) throws(EngineError) -> JSON in
+                let n = try nodeIndex(wf, args)
+                try executor.applyPreset(&wf, n, name: preset)
+                return paramsResult(wf, executor, n)
+            }
+        },
+
+        // node.selectInput {workflowId, nodeId, port, assetId | null} → {node}: pins an input to a candidate.
+        "node.selectInput": OpHandler(mutates: true, args: ["workflowId", "nodeId", "port", "assetId"]) { (_, uow, args) throws(EngineError) -> JSON in
+            let port = try args.string("port")
+            let assetId = try args.optionalString("assetId")
+            return try withWorkflow(uow, args) { (wf, executor) throws(EngineError) -> JSON in
+                let n = try nodeIndex(wf, args)
+                try executor.selectInput(&wf, n, port: port, assetId: assetId)
+                return ["node": try executor.nodeJSON(wf, n)]
+            }
+        },
+
+        // node.inputCandidates {workflowId, nodeId, port} → {candidates: [asset], selected}
+        "node.inputCandidates": OpHandler(mutates: false, args: ["workflowId", "nodeId", "port"]) { (_, uow, args) throws(EngineError) -> JSON in
+            let port = try args.string("port")
+            let wf = try uow.requireWorkflow(try args.string("workflowId"))
+            let executor = try uow.executor(for: wf)
+            let n = try nodeIndex(wf, args)
+            guard executor.graph.nodes[n].inputs.port(named: port) != nil else {
+                throw .notFound("unknownPort", "'\(wf.nodes[n].nodeId)' has no input port '\(port)'", details: ["port": .string(port)])
+            }
+            var assets: [JSON] = []
+            for id in executor.inputCandidates(wf, n, port: port) {
+                if let a = try uow.asset(id) { assets.append(a.json) }
+            }
+            return ["candidates": .array(assets), "selected": JSON(wf.nodes[n].inputSelections[port])]
+        },
+
+        // node.selectOutput {workflowId, nodeId, port, assetId} → {node}: "Use for next step".
+        "node.selectOutput": OpHandler(mutates: true, args: ["workflowId", "nodeId", "port", "assetId"]) { (_, uow, args) throws(EngineError) -> JSON in
+            let port = try args.string("port")
+            let assetId = try args.string("assetId")
+            return try withWorkflow(uow, args) { (wf, executor) throws(EngineError) -> JSON in
+                let n = try nodeIndex(wf, args)
+                try executor.selectOutput(&wf, n, port: port, assetId: assetId)
+                return ["node": try executor.nodeJSON(wf, n)]
+            }
+        },
+
+        // node.history {workflowId, nodeId, limit?} → {runs}: newest first, with params diffs
+        // against the current params.
+        "node.history": OpHandler(mutates: false, args: ["workflowId", "nodeId", "limit"]) { (_, uow, args) throws(EngineError) -> JSON in
+            let limit = Int(try args.optionalInt("limit", min: 1, max: 100_000) ?? 100_000)
+            let wf = try uow.requireWorkflow(try args.string("workflowId"))
+            let executor = try uow.executor(for: wf)
+            let n = try nodeIndex(wf, args)
+            let current = executor.effectiveParams(wf, n)
+            let runs = wf.runs(of: wf.nodes[n].nodeId).reversed().prefix(limit)
+            return ["runs": .array(runs.map { executor.runJSON($0, currentParams: current) })]
+        },
+    ]
+
+    static func paramsResult(_ wf: Workflow, _ executor: Executor, _ n: Int) -> JSON {
+        ["nodeId": .string(wf.nodes[n].nodeId), "params": .object(executor.effectiveParams(wf, n)),
+         "overrides": .object(wf.nodes[n].params)]
+    }
+}

@@ -1,0 +1,64 @@
+import WorkflowCore
+import WorkflowStore
+
+extension Engine {
+    /// Loads what the engine needs from the store and resumes: catalogue, summaries, outbox,
+    /// indexes and timers. Workflows themselves load on first use.
+    func rehydrate() throws(EngineError) {
+        let snapshot: StoreSnapshot
+        do {
+            snapshot = try store.loadSnapshot()
+        } catch {
+            throw EngineError(.store, "storeReadFailed", "cannot read the store: \(error)")
+        }
+        for (key, value) in snapshot.meta {
+            if key.hasPrefix("counter."), let v = value.intValue {
+                state.counters[String(key.dropFirst("counter.".count))] = v
+            }
+        }
+        if let t = snapshot.meta[MetaKey.clockNow]?.stringValue.flatMap(Timestamp.init(rfc3339:)) {
+            state.manualNow = t
+        }
+        // A manual clock never goes back: it resumes at the later of the configured start and
+        // where the store left off.
+        if case .manual(let start) = config.clock, let saved = state.manualNow, saved < start {
+            state.manualNow = start
+        }
+        state.online = snapshot.meta[MetaKey.online]?.boolValue ?? true
+        state.activeWorkflowId = snapshot.meta[MetaKey.activeWorkflow]?.stringValue
+
+        for stored in snapshot.templates {
+            do {
+                let json = try JSON(parsing: stored.canonicalText)
+                // Stored templates are self-contained (ports materialised), so they compile the
+                // same whatever the tool catalogue says today.
+                guard let template = TemplateCompiler.compile(json, tools: [:]).template else {
+                    throw EngineError.internal("stored template \(stored.templateId) no longer validates")
+                }
+                let registered = RegisteredTemplate(stored: stored, graph: TemplateGraph(template: template))
+                state.templates[stored.templateId] = registered
+                state.templateOrder.append(stored.templateId)
+                state.templateByText[stored.canonicalText] = stored.templateId
+            } catch {
+                throw EngineError(.store, "storeCorrupt", "template \(stored.templateId) cannot be read: \(error)")
+            }
+        }
+        for tool in snapshot.tools { state.tools[tool.spec.kind] = tool }
+        state.providerDefaults = snapshot.providerDefaults
+        for s in snapshot.workflows {
+            state.summaries[s.workflowId] = s
+            if let d = s.nextDeadline { state.timers.set(s.workflowId, at: d, order: s.seq) }
+        }
+        for (runId, workflowId, jobId) in snapshot.activeRuns {
+            state.activeRuns[runId] = workflowId
+            if let jobId { state.jobs[jobId] = runId }
+        }
+        for (awaitId, workflowId) in snapshot.openAwaits { state.openAwaits[awaitId] = workflowId }
+        for entry in snapshot.cacheEntries {
+            state.cacheEntries[ChangeSet.cacheKey(entry.assetId, entry.variant.rawValue)] = entry
+            state.cacheTimers.set(entry.key, at: cachePolicy.purgeTime(entry), order: 0)
+        }
+        state.outbox = Outbox(effects: snapshot.effects)
+        try resume(snapshot: snapshot)
+    }
+}

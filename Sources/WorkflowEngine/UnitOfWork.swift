@@ -1,0 +1,390 @@
+import Logging
+import WorkflowCore
+import WorkflowStore
+
+/// One call's view of the engine: reads see committed state plus this call's own changes;
+/// every change is staged here, written by the store in one transaction, and only then applied
+/// to the engine's memory. A call that throws leaves nothing behind anywhere.
+final class UnitOfWork {
+    let state: EngineState
+    let store: EngineStore
+    let config: EngineConfig
+    let settings: RuleSettings
+    var now: Timestamp
+
+    // Staged changes
+    private(set) var meta: [String: JSON] = [:]
+    private var counters: [String: Int64] = [:]
+    private(set) var templates: [RegisteredTemplate] = []
+    private(set) var tools: [String: StoredTool] = [:]
+    private(set) var providerDefaults: [String: JSONObject?] = [:]
+    /// Workflows this call touched: their working copies, and the committed versions.
+    private(set) var workflows: [String: Workflow] = [:]
+    private(set) var originals: [String: Workflow?] = [:]
+    private(set) var deletedWorkflows: Set<String> = []
+    private(set) var touchOrder: [String] = []
+    private(set) var assets: [String: Asset?] = [:]
+    private(set) var newEffects: [Effect] = []
+    private(set) var takenSeqs: Set<Int64> = []
+    private(set) var deletedSeqs: Set<Int64> = []
+    private(set) var cacheEntries: [String: CacheEntry?] = [:]
+    private(set) var metrics: [MetricEvent] = []
+    var metricsDeletedThrough: Int64?
+    var timers = TimerQueue.Staged()
+    var setAsideTimers: [TimerQueue.Entry] = []
+    var cacheTimers = TimerQueue.Staged()
+    var setAsideCacheTimers: [TimerQueue.Entry] = []
+    private var logs: [(Logger.Level, Logger.Message, Logger.Metadata)] = []
+    private(set) var online: Bool?
+    private(set) var activeWorkflowId: String??
+
+    init(state: EngineState, store: EngineStore, config: EngineConfig, settings: RuleSettings, now: Timestamp) {
+        self.state = state
+        self.store = store
+        self.config = config
+        self.settings = settings
+        self.now = now
+    }
+
+    var hasChanges: Bool {
+        !meta.isEmpty || !counters.isEmpty || !templates.isEmpty || !tools.isEmpty || !providerDefaults.isEmpty
+            || !workflows.isEmpty || !deletedWorkflows.isEmpty || !assets.isEmpty || !newEffects.isEmpty
+            || !takenSeqs.isEmpty || !deletedSeqs.isEmpty || !cacheEntries.isEmpty || !metrics.isEmpty
+            || metricsDeletedThrough != nil || online != nil || activeWorkflowId != nil
+    }
+
+    // MARK: Meta and ids
+
+    func setMeta(_ key: String, _ value: JSON) { meta[key] = value }
+
+    /// The next number of a named counter ("wf" → 1, 2, …), persisted with the call.
+    func nextNumber(_ name: String) -> Int64 {
+        let n = (counters[name] ?? state.counter(name)) + 1
+        counters[name] = n
+        return n
+    }
+
+    /// A new id such as `wf-3`, `run-12`, `aw-2`, `as-40`.
+    func newId(_ prefix: String) -> String { "\(prefix)-\(nextNumber(prefix))" }
+
+    var isOnline: Bool { online ?? state.online }
+
+    func setOnline(_ value: Bool) { online = value }
+
+    var activeWorkflow: String? { activeWorkflowId ?? state.activeWorkflowId }
+
+    func setActiveWorkflow(_ id: String?) { activeWorkflowId = .some(id) }
+
+    // MARK: Catalogue
+
+    func template(_ id: String) -> RegisteredTemplate? {
+        templates.first { $0.templateId == id } ?? state.templates[id]
+    }
+
+    func templateId(forCanonicalText text: String) -> String? {
+        templates.first { $0.stored.canonicalText == text }?.templateId ?? state.templateByText[text]
+    }
+
+    func addTemplate(_ t: RegisteredTemplate) { templates.append(t) }
+
+    func tool(_ kind: String) -> ToolSpec? { (tools[kind] ?? state.tools[kind])?.spec }
+
+    var allTools: [String: ToolSpec] {
+        var all = state.tools.mapValues(\.spec)
+        for (k, t) in tools { all[k] = t.spec }
+        return all
+    }
+
+    func storedTool(_ kind: String) -> StoredTool? { tools[kind] ?? state.tools[kind] }
+
+    func putTool(_ t: StoredTool) { tools[t.spec.kind] = t }
+
+    func providerDefaults(_ kind: String) -> JSONObject? {
+        if let staged = providerDefaults[kind] { return staged }
+        return state.providerDefaults[kind]
+    }
+
+    func setProviderDefaults(_ kind: String, _ params: JSONObject?) { providerDefaults[kind] = .some(params) }
+
+    // MARK: Workflows
+
+    /// The workflow as this call sees it, loading it from the store on first use.
+    func workflow(_ id: String) throws(EngineError) -> Workflow? {
+        if let w = workflows[id] { return w }
+        if deletedWorkflows.contains(id) { return nil }
+        if let w = state.workflows[id] { return w }
+        guard state.summaries[id] != nil else { return nil }
+        do {
+            guard let w = try store.loadWorkflow(id) else { return nil }
+            state.workflows[id] = w  // committed state, now cached
+            return w
+        } catch {
+            throw EngineError(.store, "storeReadFailed", "cannot read workflow \(id): \(error)")
+        }
+    }
+
+    func requireWorkflow(_ id: String) throws(EngineError) -> Workflow {
+        guard let w = try workflow(id) else {
+            throw .notFound("unknownWorkflow", "no workflow '\(id)'", details: ["workflowId": .string(id)])
+        }
+        return w
+    }
+
+    /// Stages a new or changed workflow.
+    func putWorkflow(_ w: Workflow) {
+        let id = w.workflowId
+        if originals[id] == nil {
+            originals[id] = .some(state.workflows[id])
+            touchOrder.append(id)
+        }
+        workflows[id] = w
+    }
+
+    /// Changes a workflow in place and stages it.
+    @discardableResult
+    func modifyWorkflow<T>(_ id: String, _ body: (inout Workflow) throws(EngineError) -> T) throws(EngineError) -> T {
+        var w = try requireWorkflow(id)
+        let result = try body(&w)
+        putWorkflow(w)
+        return result
+    }
+
+    func deleteWorkflow(_ id: String) {
+        if originals[id] == nil {
+            originals[id] = .some(state.workflows[id])
+            touchOrder.append(id)
+        }
+        workflows[id] = nil
+        deletedWorkflows.insert(id)
+    }
+
+    /// Ids of every workflow, committed or new in this call, minus deleted, in creation order.
+    func allWorkflowIds() -> [String] {
+        var seqs: [(Int64, String)] = state.summaries.values.filter { !deletedWorkflows.contains($0.workflowId) }
+            .map { ($0.seq, $0.workflowId) }
+        for (id, w) in workflows where state.summaries[id] == nil { seqs.append((w.seq, id)) }
+        return seqs.sorted { $0.0 < $1.0 }.map(\.1)
+    }
+
+    var touchedWorkflowIds: [String] { touchOrder }
+
+    // MARK: Assets
+
+    func asset(_ id: String) throws(EngineError) -> Asset? {
+        if let staged = assets[id] { return staged }
+        if let a = state.assets[id] { return a }
+        do {
+            guard let a = try store.loadAsset(id) else { return nil }
+            state.assets[id] = a
+            return a
+        } catch {
+            throw EngineError(.store, "storeReadFailed", "cannot read asset \(id): \(error)")
+        }
+    }
+
+    func putAsset(_ a: Asset) { assets[a.assetId] = .some(a) }
+
+    func deleteAsset(_ id: String) { assets[id] = .some(nil) }
+
+    // MARK: Effects
+
+    /// Adds an effect to the outbox. `body` carries the effect's own fields; `id` and `type` are added.
+    @discardableResult
+    func emit(_ type: String, _ body: JSONObject, answerKey: String? = nil) -> Effect {
+        let seq = nextNumber("effect")
+        let id = "e-\(seq)"
+        var full = JSONObject(minimumCapacity: body.count + 2)
+        full.append(uniqueKey: "id", .string(id))
+        full.append(uniqueKey: "type", .string(type))
+        for (k, v) in body where k != "id" && k != "type" { full.append(uniqueKey: k, v) }
+        let effect = Effect(seq: seq, id: id, type: type, body: full, answerKey: answerKey)
+        newEffects.append(effect)
+        return effect
+    }
+
+    /// Effects on record for an answer key (committed and new, minus those removed in this call).
+    func effects(answerKey: String) -> [Effect] {
+        var result = state.outbox.effects(answerKey: answerKey).filter { !deletedSeqs.contains($0.seq) }
+            .map { e -> Effect in
+                var copy = e
+                if takenSeqs.contains(e.seq) { copy.taken = true }
+                return copy
+            }
+        result.append(contentsOf: newEffects.filter { $0.answerKey == answerKey && !deletedSeqs.contains($0.seq) })
+        return result
+    }
+
+    /// The answering event arrived, or the work is obsolete: the effects on record for the key
+    /// are dropped, taken or not.
+    func settle(answerKey: String) {
+        for e in effects(answerKey: answerKey) { removeEffect(e.seq) }
+    }
+
+    func removeEffect(_ seq: Int64) {
+        if let i = newEffects.firstIndex(where: { $0.seq == seq }) {
+            newEffects.remove(at: i)
+        } else {
+            deletedSeqs.insert(seq)
+        }
+    }
+
+    /// Hands out up to `max` pending effects, oldest first.
+    func take(max: Int) -> [Effect] {
+        var out = state.outbox.pending(limit: max, excluded: takenSeqs.union(deletedSeqs))
+        if out.count < max {
+            for i in newEffects.indices where !newEffects[i].taken && out.count < max {
+                out.append(newEffects[i])
+            }
+        }
+        for e in out {
+            if e.answerKey == nil {
+                removeEffect(e.seq)  // nothing will answer it: taking it is delivery
+            } else if let i = newEffects.firstIndex(where: { $0.seq == e.seq }) {
+                newEffects[i].taken = true
+            } else {
+                takenSeqs.insert(e.seq)
+            }
+        }
+        return out
+    }
+
+    var pendingEffectCount: Int {
+        state.outbox.pendingCount - takenSeqs.count - deletedSeqs.filter { state.outbox.bySeq[$0]?.taken == false }.count
+            + newEffects.filter { !$0.taken }.count
+    }
+
+    // MARK: Cache entries
+
+    func cacheEntry(_ assetId: String, _ variant: String) -> CacheEntry? {
+        let key = ChangeSet.cacheKey(assetId, variant)
+        if let staged = cacheEntries[key] { return staged }
+        return state.cacheEntries[key]
+    }
+
+    func putCacheEntry(_ e: CacheEntry) { cacheEntries[ChangeSet.cacheKey(e.assetId, e.variant.rawValue)] = .some(e) }
+
+    func deleteCacheEntry(_ assetId: String, _ variant: String) {
+        cacheEntries[ChangeSet.cacheKey(assetId, variant)] = .some(nil)
+    }
+
+    /// Every cache entry as this call sees it.
+    func allCacheEntries() -> [CacheEntry] {
+        var all = state.cacheEntries
+        for (k, v) in cacheEntries { all[k] = v }
+        return Array(all.values)
+    }
+
+    // MARK: Telemetry and logs
+
+    func metric(_ name: String, _ fields: JSONObject = [:]) {
+        var body: JSONObject = ["event": .string(name), "at": JSON(now)]
+        for (k, v) in fields { body[k] = v }
+        metrics.append(MetricEvent(seq: nextNumber("metric"), body: body))
+    }
+
+    /// Logged after the call commits (a rolled-back call logs nothing). Log lines name assets by
+    /// id only; callers must never pass media, file contents or personal data.
+    func log(_ level: Logger.Level, _ message: Logger.Message, _ metadata: Logger.Metadata = [:]) {
+        logs.append((level, message, metadata))
+    }
+
+    // MARK: Commit
+
+    /// Writes every staged change in one store transaction, then applies it to memory.
+    func commit(summaries: [String: WorkflowSummary], logger: Logger) throws(EngineError) {
+        var cs = ChangeSet()
+        for (k, v) in counters { cs.meta[MetaKey.counter(k)] = .int(v) }
+        for (k, v) in meta { cs.meta[k] = v }
+        if let online { cs.meta[MetaKey.online] = .bool(online) }
+        if let active = activeWorkflowId { cs.meta[MetaKey.activeWorkflow] = JSON(active) }
+        cs.templates = templates.map(\.stored)
+        cs.tools = Array(tools.values)
+        cs.providerDefaults = providerDefaults
+        for id in touchOrder {
+            let old = originals[id] ?? nil
+            if deletedWorkflows.contains(id) {
+                cs.workflows.append((old, nil, nil))
+            } else if let new = workflows[id], new != old || summaries[id] != state.summaries[id] {
+                cs.workflows.append((old, new, summaries[id]))
+            }
+        }
+        cs.assets = assets
+        cs.effectInserts = newEffects
+        cs.effectsTaken = Array(takenSeqs.subtracting(deletedSeqs))
+        cs.effectDeletes = Array(deletedSeqs)
+        cs.cacheEntries = cacheEntries
+        cs.metricInserts = metrics
+        cs.metricDeletesThrough = metricsDeletedThrough
+        do {
+            try store.commit(cs)
+        } catch {
+            rollback()
+            throw EngineError(.store, "storeWriteFailed", "the change could not be saved; nothing was changed: \(error)")
+        }
+        apply(summaries: summaries)
+        for (level, message, metadata) in logs { logger.log(level: level, message, metadata: metadata) }
+    }
+
+    /// Puts back what reading set aside; nothing staged reaches memory.
+    func rollback() {
+        state.timers.restore(setAsideTimers)
+        state.cacheTimers.restore(setAsideCacheTimers)
+        setAsideTimers = []
+        setAsideCacheTimers = []
+    }
+
+    private func apply(summaries: [String: WorkflowSummary]) {
+        for (k, v) in counters { state.counters[k] = v }
+        if let t = meta[MetaKey.clockNow]?.stringValue.flatMap(Timestamp.init(rfc3339:)) { state.manualNow = t }
+        if let online { state.online = online }
+        if let active = activeWorkflowId { state.activeWorkflowId = active }
+        for t in templates {
+            state.templates[t.templateId] = t
+            state.templateOrder.append(t.templateId)
+            state.templateByText[t.stored.canonicalText] = t.templateId
+        }
+        for (k, t) in tools { state.tools[k] = t }
+        for (k, p) in providerDefaults { state.providerDefaults[k] = p }
+        for id in touchOrder {
+            if deletedWorkflows.contains(id) {
+                let old = originals[id] ?? nil
+                state.workflows[id] = nil
+                state.summaries[id] = nil
+                for r in old?.runs ?? [] {
+                    state.activeRuns[r.runId] = nil
+                    if let j = r.jobId { state.jobs[j] = nil }
+                }
+                for a in old?.awaits ?? [] { state.openAwaits[a.awaitId] = nil }
+                continue
+            }
+            guard let w = workflows[id] else { continue }
+            let old = originals[id] ?? nil
+            state.workflows[id] = w
+            if let s = summaries[id] { state.summaries[id] = s }
+            // Index runs and awaits that changed.
+            let oldRuns = old?.runs ?? []
+            for (i, r) in w.runs.enumerated() where i >= oldRuns.count || oldRuns[i] != r {
+                if r.status.isTerminal {
+                    state.activeRuns[r.runId] = nil
+                } else {
+                    state.activeRuns[r.runId] = id
+                }
+                if let j = r.jobId {
+                    if r.status.isTerminal { state.jobs[j] = nil } else { state.jobs[j] = r.runId }
+                }
+            }
+            let oldAwaits = old?.awaits ?? []
+            for (i, a) in w.awaits.enumerated() where i >= oldAwaits.count || oldAwaits[i] != a {
+                state.openAwaits[a.awaitId] = a.isOpen ? id : nil
+            }
+        }
+        for (id, a) in assets { state.assets[id] = a }
+        for seq in deletedSeqs { state.outbox.remove(seq) }
+        for seq in takenSeqs where !deletedSeqs.contains(seq) { state.outbox.markTaken(seq) }
+        for e in newEffects { state.outbox.insert(e) }
+        state.outbox.compact()
+        for (k, e) in cacheEntries { state.cacheEntries[k] = e }
+        state.timers.apply(timers)
+        state.cacheTimers.apply(cacheTimers)
+    }
+}

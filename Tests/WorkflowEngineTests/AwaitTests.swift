@@ -1,0 +1,359 @@
+import WorkflowCore
+import WorkflowEngine
+import XCTest
+
+/// Builds the sample "Stylize with user mask" workflow with load1 done, so mask1 is awaiting.
+private func maskAwaiting(_ h: Harness, template: JSON = Templates.stylize) -> (wf: String, awaitId: String) {
+    Templates.registerStylizeTools(h)
+    let wf = h.create(h.register(template: template))
+    h.call("node.run", ["workflowId": .string(wf), "nodeId": "load1"])
+    for e in h.effects("local.run") {
+        h.call("local.completed", ["runId": e["runId"]!, "outputs": ["image": ["type": "ImageRef", "uri": "file:///photo-1"]]])
+    }
+    let awaitId = h.node(wf, "mask1")["awaitId"]?.stringValue ?? ""
+    return (wf, awaitId)
+}
+
+private func variant(_ base: JSON, node: String, await patch: JSONObject) -> JSON {
+    var t = base.objectValue!
+    var nodes = t["nodes"]!.arrayValue!
+    let i = nodes.firstIndex { $0["id"]?.stringValue == node }!
+    var n = nodes[i].objectValue!
+    n["await"] = .object(n["await"]!.objectValue!.merging(patch))
+    nodes[i] = .object(n)
+    t["nodes"] = .array(nodes)
+    return .object(t)
+}
+
+/// TEST PLAN §3 and step 5: interactive nodes file an await, never a job, never UI.
+final class AwaitUniquenessTests: XCTestCase {
+    func testAnInteractiveNodeThatBecomesReadyFilesOneAwaitAndNoJob() throws {
+        let h = try Harness()
+        Templates.registerStylizeTools(h)
+        let wf = h.create(h.register(template: Templates.stylize))
+        h.call("node.run", ["workflowId": .string(wf), "nodeId": "load1"])
+        let run = h.effects("local.run")[0]
+        h.call("local.completed", ["runId": run["runId"]!, "outputs": ["image": ["type": "ImageRef", "uri": "file:///p"]]])
+        XCTAssertEqual(h.state(wf, "mask1"), "awaitingUser")
+        let effects = h.take()
+        XCTAssertFalse(effects.contains { $0["type"] == "remote.submit" || $0["type"] == "local.run" }, "no job")
+        let notify = effects.filter { $0["type"] == "notify" }
+        XCTAssertEqual(notify.count, 1)
+        let n = notify[0]
+        let awaitId = n["awaitId"]!.stringValue!
+        XCTAssertEqual(n["category"], "AWAIT_DRAW_MASK")
+        XCTAssertEqual(n["actions"], ["Open", "Snooze"])
+        XCTAssertEqual(n["title"], "Draw a mask")
+        XCTAssertEqual(n["body"], "Mask the subject for the next step.")
+        XCTAssertEqual(n["deepLink"], .string("app://workflow/\(wf)/node/mask1?await=\(awaitId)"))
+        let a = h.call("await.get", ["awaitId": .string(awaitId)])
+        XCTAssertEqual(a["status"], "pending")
+        XCTAssertEqual(a["expiresAt"], "2026-01-02T00:00:00.000Z", "PT24H after filing")
+        XCTAssertNil(a["claim"], "never claimed by filing")
+    }
+
+    func testNoDuplicateAwaitAfterRelaunchAndThePendingOneIsNotifiedAgainWithItsId() throws {
+        let h = try Harness(file: true)
+        let (wf, awaitId) = maskAwaiting(h)
+        let firstNotify = h.effects("notify")
+        XCTAssertEqual(firstNotify.count, 1, "notified once when filed")
+        try h.crash()
+        let listed = h.call("await.list")["pending"]!.arrayValue!
+        XCTAssertEqual(listed.count, 1)
+        XCTAssertEqual(listed[0]["awaitId"], .string(awaitId))
+        let again = h.effects("notify")
+        XCTAssertEqual(again.count, 1, "possibly undelivered: notified again")
+        XCTAssertEqual(again[0]["awaitId"], .string(awaitId))
+        XCTAssertEqual(again[0]["id"], firstNotify[0]["id"], "the same notification, delivered again")
+        try h.reopen()
+        XCTAssertEqual(h.call("await.list")["pending"]?.arrayValue?.count, 1)
+        XCTAssertEqual(h.call("workflow.get", ["workflowId": .string(wf)])["awaits"]?.arrayValue?.count, 1)
+    }
+}
+
+/// Step 5 / TEST PLAN §6 and §8: claim, complete, snooze, release, skip, expiry.
+final class AwaitLifecycleTests: XCTestCase {
+    func testClaimLeaseConflictAndExpiry() throws {
+        let h = try Harness()
+        let (_, id) = maskAwaiting(h)
+        let c = h.call("await.claim", ["awaitId": .string(id), "claimant": "phone"])
+        XCTAssertEqual(c["leaseExpiresAt"], "2026-01-01T00:05:00.000Z")
+        let e = h.fail("await.claim", ["awaitId": .string(id), "claimant": "ipad"])
+        XCTAssertEqual(e.status, .conflict)
+        XCTAssertEqual(e.code, "alreadyClaimed")
+        XCTAssertEqual(h.fail("await.complete", ["awaitId": .string(id), "claimant": "ipad",
+                                                 "result": ["asset": ["type": "MaskRef", "uri": "file:///m"]]]).code, "alreadyClaimed")
+        h.advance(301)
+        XCTAssertNil(h.call("await.get", ["awaitId": .string(id)])["claim"], "lease expired: pending, unclaimed")
+        XCTAssertEqual(h.call("await.claim", ["awaitId": .string(id), "claimant": "ipad"])["claimant"], "ipad")
+    }
+
+    func testCompletingWithAMaskWritesTheOutputWithProvenanceAndMovesOn() throws {
+        let h = try Harness()
+        let (wf, id) = maskAwaiting(h)
+        h.call("await.claim", ["awaitId": .string(id), "claimant": "phone"])
+        let r = h.call("await.complete", ["awaitId": .string(id), "claimant": "phone",
+                                          "result": ["asset": ["type": "MaskRef", "uri": "file:///mask.png", "bytes": 512]]])
+        XCTAssertEqual(r["status"], "done")
+        XCTAssertEqual(r["warnings"], [])
+        XCTAssertEqual(h.state(wf, "mask1"), "succeeded")
+        let mask = h.call("asset.get", ["assetId": h.node(wf, "mask1")["outputs"]!["mask"]!])
+        XCTAssertEqual(mask["provenance"]?["nodeId"], "mask1")
+        XCTAssertEqual(mask["provenance"]?["port"], "mask")
+        XCTAssertEqual(h.state(wf, "stylize1"), "ready", "downstream becomes ready")
+        let effects = h.take()
+        XCTAssertTrue(effects.contains { $0["type"] == "notify.withdraw" && $0["awaitId"] == .string(id) })
+        XCTAssertEqual(h.fail("await.complete", ["awaitId": .string(id), "result": ["cancel": true]]).code, "awaitNotOpen")
+    }
+
+    func testAnEmptyMaskWarnsAndContinuesWithTheOutputSaved() throws {
+        let h = try Harness()
+        let (wf, id) = maskAwaiting(h)
+        let r = h.call("await.complete", ["awaitId": .string(id),
+                                          "result": ["asset": ["type": "MaskRef", "uri": "file:///empty.png", "meta": ["coverage": 0]]]])
+        XCTAssertEqual(r["warnings"]?[0]?["code"], "emptyMask")
+        XCTAssertEqual(h.state(wf, "mask1"), "succeeded")
+        XCTAssertNotNil(h.node(wf, "mask1")["outputs"]?["mask"])
+    }
+
+    func testAResultOfTheWrongTypeIsRejectedAndChangesNothing() throws {
+        let h = try Harness()
+        let (wf, id) = maskAwaiting(h)
+        let e = h.fail("await.complete", ["awaitId": .string(id), "result": ["asset": ["type": "ImageRef", "uri": "file:///x"]]])
+        XCTAssertEqual(e.status, .invalid)
+        XCTAssertEqual(e.code, "resultTypeMismatch")
+        XCTAssertEqual(h.fail("await.complete", ["awaitId": .string(id), "result": ["params": ["a": 1]]]).code, "resultTypeMismatch")
+        XCTAssertEqual(h.state(wf, "mask1"), "awaitingUser")
+        XCTAssertEqual(h.call("await.get", ["awaitId": .string(id)])["status"], "pending")
+    }
+
+    func testDismissingTheEditorReturnsTheAwaitToPendingWithNoPartialOutput() throws {
+        let h = try Harness()
+        let (wf, id) = maskAwaiting(h)
+        h.call("await.claim", ["awaitId": .string(id), "claimant": "phone"])
+        h.call("await.release", ["awaitId": .string(id), "claimant": "phone"])
+        let a = h.call("await.get", ["awaitId": .string(id)])
+        XCTAssertEqual(a["status"], "pending")
+        XCTAssertNil(a["claim"], "no claim left dangling")
+        XCTAssertEqual(h.node(wf, "mask1")["outputs"], [:])
+    }
+
+    func testSnoozeMovesToSnoozedForAnHourComesBackByItselfAndTheSixthIsRefused() throws {
+        let h = try Harness()
+        let (_, id) = maskAwaiting(h)
+        let s = h.call("await.snooze", ["awaitId": .string(id)])
+        XCTAssertEqual(s["status"], "snoozed")
+        XCTAssertEqual(s["snoozeUntil"], "2026-01-01T01:00:00.000Z", "now + 1 h")
+        XCTAssertNil(s["claim"], "snooze does not claim")
+        XCTAssertEqual(h.call("await.list")["counts"], ["pending": 0, "snoozed": 1, "done": 0])
+        h.take()
+        h.advance(3600)
+        XCTAssertEqual(h.call("await.get", ["awaitId": .string(id)])["status"], "pending")
+        XCTAssertEqual(h.effects("notify").count, 1, "reminded when the snooze ends")
+        for _ in 2...5 { h.call("await.snooze", ["awaitId": .string(id), "seconds": 60]); h.advance(60) }
+        let e = h.fail("await.snooze", ["awaitId": .string(id)])
+        XCTAssertEqual(e.code, "snoozeLimitReached")
+        XCTAssertEqual(e.status, .state)
+    }
+
+    func testActionCenterListsPendingTwoSnoozedOneDoneZeroByUrgencyThenAge() throws {
+        let h = try Harness()
+        Templates.registerStylizeTools(h)
+        let urgent = variant(Templates.stylize, node: "mask1", await: ["urgency": "blocking"])
+        let (wf1, a1) = maskAwaiting(h)
+        h.advance(60)
+        let tpl2 = h.register(template: urgent)
+        let wf2 = h.create(tpl2)
+        h.call("node.run", ["workflowId": .string(wf2), "nodeId": "load1"])
+        for e in h.effects("local.run") {
+            h.call("local.completed", ["runId": e["runId"]!, "outputs": ["image": ["type": "ImageRef", "uri": "file:///p2"]]])
+        }
+        let a2 = h.node(wf2, "mask1")["awaitId"]!.stringValue!
+        h.advance(60)
+        let wf3 = h.create(h.register(template: Templates.stylize), ["title": "Third"])
+        h.call("node.run", ["workflowId": .string(wf3), "nodeId": "load1"])
+        for e in h.effects("local.run") {
+            h.call("local.completed", ["runId": e["runId"]!, "outputs": ["image": ["type": "ImageRef", "uri": "file:///p3"]]])
+        }
+        let a3 = h.node(wf3, "mask1")["awaitId"]!.stringValue!
+        h.call("await.snooze", ["awaitId": .string(a3)])
+        let list = h.call("await.list")
+        XCTAssertEqual(list["counts"], ["pending": 2, "snoozed": 1, "done": 0])
+        XCTAssertEqual(list["pending"]?.arrayValue?.map { $0["awaitId"] }, [.string(a2), .string(a1)], "urgency first")
+        let grouped = h.call("await.list", ["groupBy": "workflow"])
+        XCTAssertEqual(grouped["pending"]?[0]?["workflowId"], .string(wf2))
+        XCTAssertEqual(grouped["pending"]?[1]?["awaits"]?[0]?["awaitId"], .string(a1))
+        let badges = h.call("badges.get")
+        XCTAssertEqual(badges["actionCenter"], 2)
+        XCTAssertEqual(badges["workflows"]?[wf1], 1)
+        XCTAssertNil(badges["workflows"]?[wf3], "snoozed awaits do not badge")
+        XCTAssertEqual(badges["nodes"]?[wf2]?["mask1"], 1)
+        XCTAssertEqual(badges["blocking"]?[wf1], true)
+    }
+
+    func testDoneItemsClearAfterSevenDays() throws {
+        let h = try Harness()
+        let (_, id) = maskAwaiting(h)
+        h.call("await.complete", ["awaitId": .string(id), "result": ["asset": ["type": "MaskRef", "uri": "file:///m"]]])
+        XCTAssertEqual(h.call("await.list")["counts"]?["done"], 1)
+        h.advance(7 * 86_400 - 1)
+        XCTAssertEqual(h.call("await.list")["counts"]?["done"], 1)
+        h.advance(1)
+        XCTAssertEqual(h.call("await.list")["counts"]?["done"], 0)
+    }
+
+    func testExpiryWithCancelFailsTheNodeWithAnExplanation() throws {
+        let h = try Harness()
+        let (wf, id) = maskAwaiting(h)
+        h.advance(24 * 3600)
+        XCTAssertEqual(h.state(wf, "mask1"), "failed")
+        XCTAssertEqual(h.node(wf, "mask1")["lastError"]?["code"], "awaitExpired")
+        let a = h.call("await.get", ["awaitId": .string(id)])
+        XCTAssertEqual(a["status"], "done")
+        XCTAssertEqual(a["resolution"], "expired")
+    }
+
+    func testExpiryWithSkipLetsConsumersWithOptionalPortsGoOn() throws {
+        let h = try Harness()
+        Templates.registerStylizeTools(h)
+        h.register(tool: "Blend", inputs: ["image": "ImageRef", "mask": ["type": "MaskRef", "optional": true]],
+                   outputs: ["image": "ImageRef"])
+        var t = variant(Templates.stylize, node: "mask1", await: ["resumePolicy": ["onTimeout": "skip"], "expiresIn": "PT1H"])
+            .objectValue!
+        t["nodes"] = .array(t["nodes"]!.arrayValue! + [["id": "blend1", "kind": "Blend",
+                                                         "inputs": ["image": "ImageRef", "mask": ["type": "MaskRef", "optional": true]],
+                                                         "outputs": ["image": "ImageRef"]]])
+        t["edges"] = .array(t["edges"]!.arrayValue! + [["from": ["load1", "image"], "to": ["blend1", "image"]],
+                                                       ["from": ["mask1", "mask"], "to": ["blend1", "mask"]]])
+        let (wf, id) = maskAwaiting(h, template: .object(t))
+        XCTAssertEqual(h.state(wf, "blend1"), "blocked", "waits for the optional mask while it may come")
+        h.advance(3600)
+        XCTAssertEqual(h.state(wf, "mask1"), "skipped")
+        XCTAssertEqual(h.call("await.get", ["awaitId": .string(id)])["resolution"], "expired")
+        XCTAssertEqual(h.state(wf, "blend1"), "ready", "optional port: goes on without it")
+        XCTAssertEqual(h.node(wf, "stylize1")["blockedReason"]?["code"], "upstreamFailed", "required port: cannot")
+    }
+
+    func testSkipOnlyWhereTheSpecAllows() throws {
+        let h = try Harness()
+        let (_, id) = maskAwaiting(h)
+        XCTAssertEqual(h.fail("await.skip", ["awaitId": .string(id)]).code, "skipNotAllowed")
+        let h2 = try Harness()
+        let (wf2, id2) = maskAwaiting(h2, template: variant(Templates.stylize, node: "mask1", await: ["skippable": true]))
+        XCTAssertEqual(h2.call("await.get", ["awaitId": .string(id2)])["actions"], ["Open", "Snooze", "Skip"])
+        h2.call("await.skip", ["awaitId": .string(id2)])
+        XCTAssertEqual(h2.state(wf2, "mask1"), "skipped")
+    }
+}
+
+/// TEST PLAN §8 editor flows: asset picker and param confirm.
+final class EditorFlowTests: XCTestCase {
+    private let pickerTemplate: JSON = [
+        "schema": "app.workflow/v2", "name": "pick",
+        "nodes": [["id": "a", "kind": "Src", "outputs": ["image": "ImageRef"]],
+                  ["id": "b", "kind": "Src", "outputs": ["image": "ImageRef"]],
+                  ["id": "pick", "kind": "UserAssetPicker", "inputs": ["a": "ImageRef", "b": "ImageRef"],
+                   "outputs": ["image": "ImageRef"], "await": ["type": "select_asset", "resumePolicy": ["onTimeout": "autoDefault"]]],
+                  ["id": "use", "kind": "Use", "inputs": ["image": "ImageRef"], "outputs": ["out": "FileRef"]]],
+        "edges": [["from": ["a", "image"], "to": ["pick", "a"]], ["from": ["b", "image"], "to": ["pick", "b"]],
+                  ["from": ["pick", "image"], "to": ["use", "image"]]],
+    ]
+
+    func testAssetPickerChoiceEmitsASingleAssetAndTheDownstreamNodeBecomesReady() throws {
+        let h = try Harness()
+        h.register(tool: "Src", outputs: ["image": "ImageRef"])
+        h.register(tool: "Use", inputs: ["image": "ImageRef"], outputs: ["out": "FileRef"])
+        let wf = h.create(h.register(template: pickerTemplate))
+        h.call("workflow.runAllReady", ["workflowId": .string(wf)])
+        for e in h.effects("local.run") {
+            h.call("local.completed", ["runId": e["runId"]!, "outputs": ["image": ["type": "ImageRef", "uri": .string("file:///\(e["nodeId"]!.stringValue!)")]]])
+        }
+        let id = h.node(wf, "pick")["awaitId"]!
+        let a = h.call("await.get", ["awaitId": id])
+        XCTAssertEqual(a["category"], "AWAIT_SELECT_ASSET")
+        XCTAssertEqual(a["candidates"]?.arrayValue?.count, 2)
+        XCTAssertEqual(h.fail("await.respond", ["awaitId": id, "action": "Approve"]).code, "unknownAction")
+        h.call("await.respond", ["awaitId": id, "action": "Choose B"])
+        XCTAssertEqual(h.state(wf, "pick"), "succeeded")
+        let chosen = h.call("asset.get", ["assetId": h.node(wf, "pick")["outputs"]!["image"]!])
+        XCTAssertEqual(chosen["uri"], "file:///b")
+        XCTAssertEqual(chosen["provenance"]?["nodeId"], "pick")
+        XCTAssertEqual(h.effects("local.run").first?["nodeId"], "use", "auto-running: the consumer starts")
+    }
+
+    func testParamConfirmCancelReturnsToPendingAndApproveRunsTheToolWithTheConfirmedParams() throws {
+        let h = try Harness()
+        h.register(tool: "Gen", outputs: ["image": "ImageRef"], remote: true, defaults: ["steps": 20])
+        let t: JSON = ["schema": "app.workflow/v2", "name": "confirm",
+                       "nodes": [["id": "gen", "kind": "Gen", "outputs": ["image": "ImageRef"], "resources": ["class": "remote"],
+                                  "await": ["type": "confirm_params", "urgency": "low"]]]]
+        let wf = h.create(h.register(template: t))
+        XCTAssertEqual(h.state(wf, "gen"), "awaitingUser")
+        let id = h.node(wf, "gen")["awaitId"]!
+        h.call("await.claim", ["awaitId": id, "claimant": "phone"])
+        h.call("await.release", ["awaitId": id, "claimant": "phone"])  // Cancel in the editor
+        XCTAssertEqual(h.call("await.get", ["awaitId": id])["status"], "pending")
+        XCTAssertTrue(h.effects("remote.submit").isEmpty)
+        h.call("await.complete", ["awaitId": id, "result": ["params": ["steps": 40]]])
+        XCTAssertEqual(h.state(wf, "gen"), "queuedRemote")
+        let submit = h.effects("remote.submit")
+        XCTAssertEqual(submit.count, 1)
+        XCTAssertEqual(submit[0]["params"]?["steps"], 40)
+    }
+}
+
+/// TEST PLAN §10: notifications and deep links.
+final class DeepLinkTests: XCTestCase {
+    func testAValidLinkParsesWithoutClaimingAndABadOrStaleOneIsBadDeepLink() throws {
+        let h = try Harness()
+        let (wf, id) = maskAwaiting(h)
+        let url = "app://workflow/\(wf)/node/mask1?await=\(id)"
+        XCTAssertEqual(h.call("deeplink.parse", ["url": .string(url)]), ["workflowId": .string(wf), "nodeId": "mask1", "awaitId": .string(id)])
+        XCTAssertNil(h.call("await.get", ["awaitId": .string(id)])["claim"], "no background claim")
+        XCTAssertEqual(h.call("deeplink.build", ["workflowId": .string(wf), "nodeId": "mask1", "awaitId": .string(id)])["url"], .string(url))
+        for (bad, reason) in [("http://workflow/\(wf)", "wrongScheme"), ("app://flow/\(wf)", "malformed"),
+                              ("app://workflow/wf-404", "unknownWorkflow"), ("app://workflow/\(wf)/node/nope", "unknownNode"),
+                              ("app://workflow/\(wf)/node/mask1?await=aw-404", "unknownAwait")] {
+            let e = h.fail("deeplink.parse", ["url": .string(bad)])
+            XCTAssertEqual(e.code, "badDeepLink", bad)
+            XCTAssertEqual(e.details["reason"], .string(reason), bad)
+        }
+        h.call("await.complete", ["awaitId": .string(id), "result": ["asset": ["type": "MaskRef", "uri": "file:///m"]]])
+        XCTAssertEqual(h.fail("deeplink.parse", ["url": .string(url)]).details["reason"], "awaitDone", "stale")
+    }
+
+    func testColdStartRehydratesAndTheLinkStillResolves() throws {
+        let h = try Harness(file: true)
+        let (wf, id) = maskAwaiting(h)
+        try h.crash()
+        let url = "app://workflow/\(wf)/node/mask1?await=\(id)"
+        XCTAssertEqual(h.call("deeplink.parse", ["url": .string(url)])["awaitId"], .string(id))
+        let open = h.call("await.respond", ["awaitId": .string(id), "action": "Open"])
+        XCTAssertEqual(open["claimed"], false)
+        XCTAssertEqual(open["navigate"], ["workflowId": .string(wf), "nodeId": "mask1", "awaitId": .string(id)])
+    }
+
+    func testTheSchemeIsConfigurable() throws {
+        let h = try Harness(extra: ["deepLinkScheme": "studio"])
+        let (wf, id) = maskAwaiting(h)
+        XCTAssertEqual(h.call("await.get", ["awaitId": .string(id)])["deepLink"], .string("studio://workflow/\(wf)/node/mask1?await=\(id)"))
+    }
+}
+
+/// TEST PLAN §12: metrics for claims, completions, retries, cancels.
+final class TelemetryTests: XCTestCase {
+    func testClaimsCompletionsRetriesCancelsAndShellEventsAppearInMetrics() throws {
+        let h = try Harness()
+        let (wf, id) = maskAwaiting(h)
+        h.call("metrics.take")
+        h.call("metrics.record", ["event": "card.tap", "fields": ["nodeId": "mask1"]])
+        h.call("await.claim", ["awaitId": .string(id), "claimant": "phone"])
+        h.call("await.complete", ["awaitId": .string(id), "claimant": "phone", "result": ["asset": ["type": "MaskRef", "uri": "file:///m"]]])
+        h.call("node.run", ["workflowId": .string(wf), "nodeId": "stylize1"])
+        h.call("node.cancel", ["workflowId": .string(wf), "nodeId": "stylize1"])
+        h.call("node.retry", ["workflowId": .string(wf), "nodeId": "stylize1"])
+        let events = h.call("metrics.take")["events"]!.arrayValue!.compactMap { $0["event"]?.stringValue }
+        XCTAssertEqual(events, ["card.tap", "await.claimed", "await.completed", "node.cancelled", "node.retried"])
+        XCTAssertEqual(h.call("metrics.take")["events"], [], "taken once")
+    }
+}

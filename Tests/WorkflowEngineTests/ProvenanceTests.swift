@@ -1,0 +1,253 @@
+import WorkflowCore
+import WorkflowEngine
+import XCTest
+
+/// TEST PLAN §4 (Provenance & Invalidation) and sections 2, 3, 7 and 8 of the tool-card plan.
+final class ProvenanceTests: XCTestCase {
+    /// A → B → C all run once; returns the workflow id.
+    private func ranChain(_ h: Harness) -> String {
+        Templates.registerTextTools(h)
+        let wf = h.create(h.register(template: Templates.chain))
+        h.call("workflow.runAllReady", ["workflowId": .string(wf)])
+        for _ in 0..<3 { h.runLocalTools() }
+        XCTAssertEqual(h.state(wf, "C"), "succeeded")
+        return wf
+    }
+
+    func testEveryOutputIsStampedWithWorkflowNodeRunAndPort() throws {
+        let h = try Harness()
+        let wf = ranChain(h)
+        let b = h.node(wf, "B")
+        let asset = h.call("asset.get", ["assetId": b["outputs"]!["text"]!])
+        XCTAssertEqual(asset["provenance"], ["workflowId": .string(wf), "nodeId": "B", "runId": b["runId"]!, "port": "text"])
+        XCTAssertEqual(asset["type"], "TextRef")
+    }
+
+    func testRerunningAProducerBlocksItsConsumerWithInputFromAHasChanged() throws {
+        let h = try Harness()
+        let wf = ranChain(h)
+        h.call("node.run", ["workflowId": .string(wf), "nodeId": "B"])
+        XCTAssertEqual(h.state(wf, "C"), "succeeded", "C keeps its result while B runs")
+        h.runLocalTools()
+        XCTAssertEqual(h.state(wf, "B"), "succeeded")
+        XCTAssertEqual(h.state(wf, "C"), "blocked")
+        XCTAssertEqual(h.node(wf, "C")["blockedReason"], ["code": "inputChanged", "message": "Input from 'B' has changed."])
+        XCTAssertEqual(h.call("workflow.get", ["workflowId": .string(wf)])["status"], "active")
+    }
+
+    func testDescendantsOfAStaleNodeWaitNamingTheStaleUpstream() throws {
+        let h = try Harness()
+        Templates.registerTextTools(h)
+        let t: JSON = ["schema": "app.workflow/v2", "name": "four",
+                       "nodes": [["id": "A", "kind": "Text", "outputs": ["text": "TextRef"]],
+                                 ["id": "B", "kind": "Uppercase", "inputs": ["text": "TextRef"], "outputs": ["text": "TextRef"]],
+                                 ["id": "C", "kind": "Reverse", "inputs": ["text": "TextRef"], "outputs": ["text": "TextRef"]],
+                                 ["id": "D", "kind": "Append", "inputs": ["text": "TextRef"], "outputs": ["text": "TextRef"]]],
+                       "edges": [["from": ["A", "text"], "to": ["B", "text"]], ["from": ["B", "text"], "to": ["C", "text"]],
+                                 ["from": ["C", "text"], "to": ["D", "text"]]]]
+        let wf = h.create(h.register(template: t))
+        for node in ["A", "B"] {
+            h.call("node.run", ["workflowId": .string(wf), "nodeId": .string(node)])
+            h.runLocalTools()
+        }
+        h.call("node.run", ["workflowId": .string(wf), "nodeId": "A"])
+        h.runLocalTools()
+        XCTAssertEqual(h.node(wf, "B")["blockedReason"]?["code"], "inputChanged")
+        XCTAssertEqual(h.state(wf, "C"), "blocked", "C never ran; its input is stale")
+        XCTAssertEqual(h.node(wf, "C")["blockedReason"]?["message"], "Waiting for text from 'B' (its input changed)")
+        XCTAssertEqual(h.node(wf, "D")["blockedReason"]?["message"], "Waiting for text from 'C' (upstream 'B' changed)")
+    }
+
+    func testRerunWithLatestSchedulesTheBlockedConsumerWithTheLatestAssetId() throws {
+        let h = try Harness()
+        let wf = ranChain(h)
+        h.call("node.run", ["workflowId": .string(wf), "nodeId": "B"])
+        h.runLocalTools()
+        let latest = h.node(wf, "B")["outputs"]!["text"]!
+        let r = h.call("node.rerunLatest", ["workflowId": .string(wf), "nodeId": "C"])
+        let runs = h.effects("local.run")
+        XCTAssertEqual(runs.count, 1)
+        XCTAssertEqual(runs[0]["runId"], r["runId"])
+        XCTAssertEqual(runs[0]["inputs"]?["text"]?["assetId"], latest)
+    }
+
+    func testRetryUsesTheFrozenInputsAndParamsOfThePreviousRun() throws {
+        let h = try Harness()
+        let wf = ranChain(h)
+        let firstInput = h.call("node.history", ["workflowId": .string(wf), "nodeId": "C"])["runs"]?[0]?["inputs"]?["text"]
+        h.call("node.setParams", ["workflowId": .string(wf), "nodeId": "C", "params": ["suffix": "?"]])
+        h.call("node.run", ["workflowId": .string(wf), "nodeId": "B"])
+        h.runLocalTools()
+        h.call("node.retry", ["workflowId": .string(wf), "nodeId": "C"])
+        let run = h.effects("local.run")[0]
+        XCTAssertEqual(run["inputs"]?["text"]?["assetId"], firstInput, "frozen input")
+        XCTAssertEqual(run["params"]?["suffix"], "!", "last params, not the edited ones")
+        h.call("local.completed", TextTools.run(run).objectValue!)
+        XCTAssertEqual(h.state(wf, "C"), "blocked", "a retry with old inputs is still stale")
+    }
+
+    func testAQueuedRetryPinnedToADeletedAssetIsAbortedBeforeItStarts() throws {
+        let h = try Harness(extra: ["concurrency": ["local": 1]])
+        Templates.registerTextTools(h)
+        let t: JSON = ["schema": "app.workflow/v2", "name": "AB",
+                       "nodes": [["id": "A", "kind": "Text", "outputs": ["text": "TextRef"]],
+                                 ["id": "B", "kind": "Uppercase", "inputs": ["text": "TextRef"], "outputs": ["text": "TextRef"]],
+                                 ["id": "X", "kind": "Text", "outputs": ["text": "TextRef"]]],
+                       "edges": [["from": ["A", "text"], "to": ["B", "text"]]]]
+        let wf = h.create(h.register(template: t))
+        h.call("node.run", ["workflowId": .string(wf), "nodeId": "A"])
+        h.runLocalTools()
+        h.call("node.run", ["workflowId": .string(wf), "nodeId": "B"])
+        h.runLocalTools()
+        let oldInput = h.node(wf, "A")["outputs"]!["text"]!
+        // Occupy the only local slot, then queue B's retry behind it.
+        h.call("node.run", ["workflowId": .string(wf), "nodeId": "X"])
+        let x = h.effects("local.run")
+        h.call("node.retry", ["workflowId": .string(wf), "nodeId": "B"])
+        XCTAssertEqual(h.state(wf, "B"), "ready", "queued for a local slot")
+        h.call("asset.delete", ["assetId": oldInput])
+        h.call("local.completed", TextTools.run(x[0]).objectValue!)
+        XCTAssertTrue(h.effects("local.run").isEmpty, "the retry never started")
+        XCTAssertEqual(h.state(wf, "B"), "failed")
+        XCTAssertEqual(h.node(wf, "B")["lastError"]?["code"], "inputAssetGone")
+        // And a retry asked for after the deletion never starts at all.
+        let e = h.fail("node.retry", ["workflowId": .string(wf), "nodeId": "B"])
+        XCTAssertEqual(e.status, .state)
+        XCTAssertEqual(e.code, "inputAssetGone")
+    }
+
+    func testUseForNextStepSelectsAnEarlierOutputAndRegatesConsumers() throws {
+        let h = try Harness()
+        let wf = ranChain(h)
+        let first = h.node(wf, "B")["outputs"]!["text"]!.stringValue!
+        h.call("node.run", ["workflowId": .string(wf), "nodeId": "B"])
+        h.runLocalTools()
+        XCTAssertEqual(h.state(wf, "C"), "blocked")
+        h.call("node.selectOutput", ["workflowId": .string(wf), "nodeId": "B", "port": "text", "assetId": .string(first)])
+        XCTAssertEqual(h.state(wf, "C"), "succeeded", "C's inputs are those of its last run again")
+        let bad = h.fail("node.selectOutput", ["workflowId": .string(wf), "nodeId": "B", "port": "text", "assetId": "as-999"])
+        XCTAssertEqual(bad.code, "notACandidate")
+    }
+
+    func testSelectInputPinsAConsumerToACandidate() throws {
+        let h = try Harness()
+        let wf = ranChain(h)
+        let first = h.node(wf, "B")["outputs"]!["text"]!.stringValue!
+        h.call("node.run", ["workflowId": .string(wf), "nodeId": "B"])
+        h.runLocalTools()
+        let candidates = h.call("node.inputCandidates", ["workflowId": .string(wf), "nodeId": "C", "port": "text"])
+        XCTAssertEqual(candidates["candidates"]?.arrayValue?.count, 2)
+        h.call("node.selectInput", ["workflowId": .string(wf), "nodeId": "C", "port": "text", "assetId": .string(first)])
+        XCTAssertEqual(h.state(wf, "C"), "succeeded")
+    }
+
+    func testParamsMergeResetPresetsAndProviderDefaults() throws {
+        let h = try Harness()
+        Templates.registerStylizeTools(h)
+        let t: JSON = ["schema": "app.workflow/v2", "name": "stylize alone",
+                       "nodes": [["id": "s", "kind": "StylizeRemote", "params": ["cfg": 4.0],
+                                  "inputs": ["image": ["type": "ImageRef", "optional": true], "mask": ["type": "MaskRef", "optional": true]],
+                                  "outputs": ["image": "ImageRef"], "resources": ["class": "remote"],
+                                  "presets": ["Fast": ["steps": 8]]]],
+                       "edges": []]
+        // An optional input on a tool input that is required contradicts the tool.
+        XCTAssertEqual(h.fail("template.register", ["template": t]).code, "toolContractMismatch")
+        h.register(tool: "StylizeRemote", inputs: ["image": ["type": "ImageRef", "optional": true],
+                                                   "mask": ["type": "MaskRef", "optional": true]],
+                   outputs: ["image": "ImageRef"], remote: true, defaults: ["res": "1024×1024", "steps": 20])
+        let wf = h.create(h.register(template: t))
+        let base = h.node(wf, "s")["params"]
+        XCTAssertEqual(base, ["res": "1024×1024", "steps": 20, "cfg": 4.0])
+        let merged = h.call("node.setParams", ["workflowId": .string(wf), "nodeId": "s", "params": ["steps": 50]])
+        XCTAssertEqual(merged["params"]?["steps"], 50)
+        XCTAssertEqual(merged["params"]?["cfg"], 4.0)
+        XCTAssertEqual(h.call("node.applyPreset", ["workflowId": .string(wf), "nodeId": "s", "preset": "Fast"])["params"]?["steps"], 8)
+        XCTAssertEqual(h.call("node.resetParams", ["workflowId": .string(wf), "nodeId": "s"])["params"], base)
+        // "Toggle provider model config → Save → jobs use updated defaults" (TEST PLAN §9).
+        h.call("provider.setDefaults", ["kind": "StylizeRemote", "params": ["model": "sdxl-turbo", "steps": 25]])
+        h.call("node.run", ["workflowId": .string(wf), "nodeId": "s"])
+        let submit = h.effects("remote.submit")[0]
+        XCTAssertEqual(submit["params"], ["res": "1024×1024", "steps": 25, "cfg": 4.0, "model": "sdxl-turbo"])
+    }
+
+    func testHistoryListsRunsNewestFirstWithTimesAndAParamsDiff() throws {
+        let h = try Harness()
+        let wf = ranChain(h)
+        h.advance(5)
+        h.call("node.setParams", ["workflowId": .string(wf), "nodeId": "C", "params": ["suffix": "?"]])
+        h.call("node.rerunLatest", ["workflowId": .string(wf), "nodeId": "C"])
+        h.advance(2)
+        h.runLocalTools()
+        let runs = h.call("node.history", ["workflowId": .string(wf), "nodeId": "C"])["runs"]!.arrayValue!
+        XCTAssertEqual(runs.count, 2)
+        XCTAssertEqual(runs[0]["number"], 2)
+        XCTAssertEqual(runs[0]["status"], "succeeded")
+        XCTAssertEqual(runs[0]["durationSeconds"], 2.0)
+        XCTAssertEqual(runs[0]["paramsDiff"], [:])
+        XCTAssertEqual(runs[1]["paramsDiff"], ["suffix": ["then": "!", "now": "?"]])
+        XCTAssertNotNil(runs[1]["outputs"]?["text"])
+        XCTAssertEqual(h.call("node.history", ["workflowId": .string(wf), "nodeId": "C", "limit": 1])["runs"]?.arrayValue?.count, 1)
+    }
+
+    func testAssetMetaWithoutProviderSchemaIsStoredAsV1WithAWarning() throws {
+        let h = try Harness()
+        let a = h.call("asset.import", ["type": "ImageRef", "uri": "file:///p.png", "meta": ["width": 10]])
+        XCTAssertEqual(a["meta"], ["width": 10, "providerSchema": "v1"])
+        let b = h.call("asset.import", ["type": "ImageRef", "uri": "file:///q.png", "meta": ["providerSchema": "v3"]])
+        XCTAssertEqual(b["meta"]?["providerSchema"], "v3")
+    }
+
+    func testUnreferencedAssetsAreCollectedAfterTheRetentionPeriodPinnedOnesNever() throws {
+        let h = try Harness()
+        let wf = ranChain(h)
+        let loose = h.call("asset.import", ["type": "ImageRef", "uri": "file:///loose.png"])["assetId"]!
+        let kept = h.call("asset.import", ["type": "ImageRef", "uri": "file:///kept.png"])["assetId"]!
+        h.call("asset.pin", ["assetId": kept, "pinned": true])
+        let produced = h.node(wf, "C")["outputs"]!["text"]!
+        XCTAssertEqual(h.call("assets.gc")["count"], 0, "nothing is old enough")
+        h.advance(8 * 86_400)
+        XCTAssertEqual(h.call("assets.gc")["removed"], [loose], "only the loose, unpinned import")
+        h.call("workflow.delete", ["workflowId": .string(wf)])
+        XCTAssertEqual(h.call("assets.gc")["count"], 0, "just orphaned: retention counts from now")
+        h.advance(8 * 86_400)
+        let removed = h.call("assets.gc")["removed"]!.arrayValue!
+        XCTAssertTrue(removed.contains(produced))
+        XCTAssertFalse(removed.contains(kept))
+        XCTAssertEqual(h.fail("asset.get", ["assetId": produced]).status, .notFound)
+    }
+}
+
+/// TEST PLAN §1: "Errors are exact; no partial commit on failure."
+final class PersistenceRuleTests: XCTestCase {
+    func testTwoProducersOnARequiredPortAreRejectedWithNoPartialCommit() throws {
+        let h = try Harness(file: true)
+        let t: JSON = ["schema": "app.workflow/v2", "name": "two producers",
+                       "nodes": [["id": "a", "kind": "K", "outputs": ["o": "ImageRef"]], ["id": "b", "kind": "K", "outputs": ["o": "ImageRef"]],
+                                 ["id": "c", "kind": "K", "inputs": ["i": "ImageRef", "j": ["type": "ImageRef", "optional": true]]]],
+                       "edges": [["from": ["a", "o"], "to": ["c", "i"]], ["from": ["b", "o"], "to": ["c", "i"]]]]
+        let e = h.fail("template.register", ["template": t])
+        XCTAssertEqual(e.status, .template)
+        XCTAssertEqual(e.code, "multiProducerOnRequiredPort")
+        var optional = t.objectValue!
+        optional["edges"] = [["from": ["a", "o"], "to": ["c", "j"]], ["from": ["b", "o"], "to": ["c", "j"]]]
+        XCTAssertEqual(h.fail("template.register", ["template": .object(optional)]).code, "multiProducerOnOptionalPort")
+        try h.crash()
+        XCTAssertEqual(h.call("template.list")["templates"], [], "nothing was written")
+    }
+
+    func testAFailedCreateLeavesNoWorkflowAndNoAsset() throws {
+        let h = try Harness(file: true)
+        h.register(tool: "K", inputs: ["i": "ImageRef"], outputs: ["o": "ImageRef"])
+        let tpl = h.register(template: ["schema": "app.workflow/v2", "name": "one",
+                                        "nodes": [["id": "n", "kind": "K", "inputs": ["i": "ImageRef"], "outputs": ["o": "ImageRef"]]]])
+        let e = h.fail("workflow.create", ["templateId": .string(tpl),
+                                           "bindings": ["n": ["i": ["type": "MaskRef", "uri": "file:///m.png"]]]])
+        XCTAssertEqual(e.code, "portTypeMismatch")
+        XCTAssertEqual(h.call("workflow.list")["rows"], [])
+        let ok = h.create(tpl, ["bindings": ["n": ["i": ["type": "ImageRef", "uri": "file:///i.png"]]]])
+        XCTAssertEqual(ok, "wf-1", "the failed create consumed no id")
+        XCTAssertEqual(h.state(ok, "n"), "ready")
+        let asset = h.call("asset.get", ["assetId": "as-1"])
+        XCTAssertEqual(asset["uri"], "file:///i.png")
+    }
+}

@@ -1,0 +1,236 @@
+import WorkflowCore
+import WorkflowEngine
+import XCTest
+
+/// Step 4 of the implementation plan (JobManager: idempotent submission, 10 s polling, resume on
+/// relaunch) and TEST PLAN §3 ("Running nodes + app kill: state restored; polling resumes").
+final class IdempotencyTests: XCTestCase {
+    func testDuplicateSubmitDoesNotCreateASecondJob() throws {
+        let h = try Harness()
+        h.register(tool: "StylizeRemote", outputs: ["image": "ImageRef"], remote: true)
+        let wf = h.create(h.register(template: Templates.oneRemote()))
+        h.call("workflow.runAllReady", ["workflowId": .string(wf)])
+        let submits = h.effects("remote.submit")
+        XCTAssertEqual(submits.count, 1)
+        let runId = submits[0]["runId"]!
+        XCTAssertEqual(submits[0]["idempotencyKey"], .string("\(wf)/stylize1/\(runId.stringValue!)"))
+        h.call("job.submitted", ["runId": runId, "jobId": "job-1"])
+        let again = h.call("job.submitted", ["runId": runId, "jobId": "job-1"])
+        XCTAssertEqual(again["applied"], false, "the same job id twice is a no-op")
+        let dup = h.call("job.submitted", ["runId": runId, "jobId": "job-2"])
+        XCTAssertEqual(dup["applied"], false)
+        let cancels = h.effects("remote.cancel")
+        XCTAssertEqual(cancels.count, 1, "the duplicate job is cancelled")
+        XCTAssertEqual(cancels.first?["jobId"], "job-2")
+        XCTAssertEqual(h.node(wf, "stylize1")["jobId"], "job-1")
+    }
+
+    func testARunWithAJobIdIsNeverResubmittedAfterACrash() throws {
+        let h = try Harness(file: true)
+        h.register(tool: "StylizeRemote", outputs: ["image": "ImageRef"], remote: true)
+        let wf = h.create(h.register(template: Templates.oneRemote()))
+        h.call("workflow.runAllReady", ["workflowId": .string(wf)])
+        let runId = h.effects("remote.submit")[0]["runId"]!
+        h.call("job.submitted", ["runId": runId, "jobId": "job-1"])
+        try h.crash()
+        XCTAssertEqual(h.node(wf, "stylize1")["jobId"], "job-1")
+        XCTAssertEqual(h.state(wf, "stylize1"), "queuedRemote")
+        h.advance(60)
+        let after = h.take()
+        XCTAssertFalse(after.contains { $0["type"] == "remote.submit" }, "no resubmission: \(after)")
+        XCTAssertTrue(after.contains { $0["type"] == "remote.poll" && $0["jobId"] == "job-1" })
+    }
+
+    func testAnUnacknowledgedSubmitIsDeliveredAgainWithTheSameKeyAfterACrash() throws {
+        let h = try Harness(file: true)
+        h.register(tool: "StylizeRemote", outputs: ["image": "ImageRef"], remote: true)
+        let wf = h.create(h.register(template: Templates.oneRemote()))
+        h.call("workflow.runAllReady", ["workflowId": .string(wf)])
+        let first = h.effects("remote.submit")
+        XCTAssertEqual(first.count, 1)
+        try h.crash()
+        let again = h.effects("remote.submit")
+        XCTAssertEqual(again.count, 1, "re-delivered once")
+        XCTAssertEqual(again[0]["id"], first[0]["id"], "same effect id")
+        XCTAssertEqual(again[0]["idempotencyKey"], first[0]["idempotencyKey"])
+        try h.crash()
+        XCTAssertEqual(h.effects("remote.submit").count, 1, "still unanswered: delivered again")
+        h.call("job.submitted", ["runId": again[0]["runId"]!, "jobId": "job-9"])
+        try h.crash()
+        XCTAssertEqual(h.effects("remote.submit").count, 0, "answered: never again")
+    }
+}
+
+final class ResumePollingTests: XCTestCase {
+    func testPollsEveryTenSecondsWithJitterAndReconcilesAfterRelaunch() throws {
+        let h = try Harness(file: true)
+        h.register(tool: "StylizeRemote", outputs: ["image": "ImageRef"], remote: true)
+        let wf = h.create(h.register(template: Templates.oneRemote()))
+        h.call("workflow.runAllReady", ["workflowId": .string(wf)])
+        let runId = h.effects("remote.submit")[0]["runId"]!
+        h.call("job.submitted", ["runId": runId, "jobId": "job-1"])
+        // The first poll comes between 9 and 11 s later (10 s ± 10 %).
+        h.advance(8.9)
+        XCTAssertTrue(h.effects("remote.poll").isEmpty)
+        h.advance(2.2)
+        let polls = h.effects("remote.poll")
+        XCTAssertEqual(polls.count, 1)
+        h.call("job.update", ["jobId": "job-1", "status": "running", "progress": 0.42])
+        XCTAssertEqual(h.state(wf, "stylize1"), "runningRemote")
+        try h.crash()
+        XCTAssertEqual(h.state(wf, "stylize1"), "runningRemote", "state restored")
+        XCTAssertEqual(h.node(wf, "stylize1")["progress"], 0.42)
+        h.advance(11)
+        XCTAssertEqual(h.effects("remote.poll").count, 1, "polling resumed")
+        h.call("job.update", ["jobId": "job-1", "status": "succeeded",
+                              "outputs": ["image": ["type": "ImageRef", "uri": "file:///r/out.png"]]])
+        XCTAssertEqual(h.state(wf, "stylize1"), "succeeded")
+        XCTAssertEqual(h.call("workflow.get", ["workflowId": .string(wf)])["status"], "done")
+    }
+
+    func testUnansweredPollIsNotDuplicatedButRedeliveredAfterRelaunch() throws {
+        let h = try Harness(file: true)
+        h.register(tool: "StylizeRemote", outputs: ["image": "ImageRef"], remote: true)
+        let wf = h.create(h.register(template: Templates.oneRemote()))
+        h.call("workflow.runAllReady", ["workflowId": .string(wf)])
+        h.call("job.submitted", ["runId": h.effects("remote.submit")[0]["runId"]!, "jobId": "job-1"])
+        h.advance(11)
+        h.advance(11)  // second poll due while the first is still untaken: coalesced
+        XCTAssertEqual(h.effects("remote.poll").count, 1)
+        try h.crash()
+        XCTAssertEqual(h.effects("remote.poll").count, 1, "the taken but unanswered poll comes again")
+        _ = wf
+    }
+}
+
+/// TEST PLAN §5: backoff and retry policy.
+final class BackoffTests: XCTestCase {
+    private func submitRun(_ h: Harness) -> (wf: String, runId: JSON) {
+        h.register(tool: "StylizeRemote", outputs: ["image": "ImageRef"], remote: true)
+        let wf = h.create(h.register(template: Templates.oneRemote()))
+        h.call("workflow.runAllReady", ["workflowId": .string(wf)])
+        let submits = h.effects("remote.submit")
+        XCTAssertEqual(submits.count, 1)
+        return (wf, submits[0]["runId"] ?? .null)
+    }
+
+    /// Seconds until the next remote.submit appears, stepping the clock by 1 s.
+    private func secondsUntilResubmit(_ h: Harness, limit: Int = 1000) -> Int? {
+        for s in 1...limit {
+            h.advance(1)
+            if !h.effects("remote.submit").isEmpty { return s }
+        }
+        return nil
+    }
+
+    func test503Then503Then200WaitsAbout30sThen2mThenSucceeds() throws {
+        let h = try Harness()
+        let (wf, runId) = submitRun(h)
+        h.call("job.transportError", ["runId": runId, "httpStatus": 503])
+        let first = try XCTUnwrap(secondsUntilResubmit(h))
+        XCTAssertTrue((23...38).contains(first), "~30 s ± 25 %, was \(first)")
+        h.call("job.transportError", ["runId": runId, "httpStatus": 503])
+        let second = try XCTUnwrap(secondsUntilResubmit(h))
+        XCTAssertTrue((90...150).contains(second), "~2 min ± 25 %, was \(second)")
+        h.call("job.submitted", ["runId": runId, "jobId": "job-1"])
+        XCTAssertEqual(h.node(wf, "stylize1")["jobId"], "job-1")
+        XCTAssertEqual(h.state(wf, "stylize1"), "queuedRemote")
+    }
+
+    func test429WithRetryAfter45WaitsThatLongFirst() throws {
+        let h = try Harness()
+        let (_, runId) = submitRun(h)
+        h.call("job.transportError", ["runId": runId, "httpStatus": 429, "retryAfterSeconds": 45])
+        XCTAssertEqual(secondsUntilResubmit(h), 45)
+        h.call("job.transportError", ["runId": runId, "httpStatus": 503])
+        let next = try XCTUnwrap(secondsUntilResubmit(h))
+        XCTAssertTrue((90...150).contains(next), "then the standard backoff continues (retry 2: ~2 min), was \(next)")
+    }
+
+    func testFour504sStopAfterThreeAutomaticRetriesWithACooldownReason() throws {
+        let h = try Harness()
+        let (wf, runId) = submitRun(h)
+        for attempt in 1...3 {
+            h.call("job.transportError", ["runId": runId, "httpStatus": 504])
+            XCTAssertNotNil(secondsUntilResubmit(h), "retry \(attempt)")
+        }
+        h.call("job.transportError", ["runId": runId, "httpStatus": 504])
+        XCTAssertEqual(h.state(wf, "stylize1"), "failed")
+        let error = h.node(wf, "stylize1")["lastError"]
+        XCTAssertEqual(error?["code"], "providerUnavailable")
+        XCTAssertTrue(error?["hint"]?.stringValue?.contains("cooldown") ?? false, "\(String(describing: error))")
+        XCTAssertNil(secondsUntilResubmit(h, limit: 1200), "no fourth retry")
+    }
+
+    func testOther4xxFailAtOnce() throws {
+        let h = try Harness()
+        let (wf, runId) = submitRun(h)
+        h.call("job.transportError", ["runId": runId, "httpStatus": 400])
+        XCTAssertEqual(h.state(wf, "stylize1"), "failed")
+        XCTAssertEqual(h.node(wf, "stylize1")["lastError"]?["code"], "providerRejected")
+    }
+
+    func testJitterIsPresentAndReplaysIdenticallyForTheSameSeed() throws {
+        func firstWait(seed: Int) throws -> Int {
+            let h = try Harness(seed: seed)
+            let (_, runId) = submitRun(h)
+            h.call("job.transportError", ["runId": runId, "httpStatus": 503])
+            return try XCTUnwrap(secondsUntilResubmit(h))
+        }
+        XCTAssertEqual(try firstWait(seed: 1), try firstWait(seed: 1))
+        let waits = Set(try (1...8).map { try firstWait(seed: $0) })
+        XCTAssertGreaterThan(waits.count, 1, "different seeds draw different jitter: \(waits)")
+        XCTAssertTrue(waits.allSatisfy { (23...38).contains($0) })
+    }
+
+    func testTransportErrorsWhilePollingBackOffToFiveMinutesAndNeverGiveUp() throws {
+        let h = try Harness()
+        let (wf, runId) = submitRun(h)
+        h.call("job.submitted", ["runId": runId, "jobId": "job-1"])
+        var waits: [Int] = []
+        h.advance(11)
+        XCTAssertEqual(h.effects("remote.poll").count, 1)
+        for _ in 0..<9 {
+            h.call("job.transportError", ["jobId": "job-1"])
+            XCTAssertEqual(h.node(wf, "stylize1")["reconnecting"], true)
+            var waited = 0
+            while h.effects("remote.poll").isEmpty && waited < 400 {
+                h.advance(1)
+                waited += 1
+            }
+            waits.append(waited)
+        }
+        XCTAssertTrue((9...11).contains(waits[0]), "\(waits)")
+        XCTAssertTrue((18...22).contains(waits[1]), "\(waits)")
+        XCTAssertTrue((36...44).contains(waits[2]), "\(waits)")
+        XCTAssertTrue(waits.suffix(3).allSatisfy { (270...330).contains($0) }, "capped at 5 min: \(waits)")
+        h.call("job.update", ["jobId": "job-1", "status": "running"])
+        XCTAssertNil(h.node(wf, "stylize1")["reconnecting"], "an answer ends Reconnecting…")
+        XCTAssertEqual(h.state(wf, "stylize1"), "runningRemote")
+    }
+}
+
+/// Step 7: interrupted local work on relaunch.
+final class InterruptedLocalTests: XCTestCase {
+    func testLocalRunningWhenKilledIsFailedInterruptedAndRetryWorks() throws {
+        let h = try Harness(file: true)
+        Templates.registerTextTools(h)
+        let wf = h.create(h.register(template: Templates.chain))
+        h.call("node.run", ["workflowId": .string(wf), "nodeId": "A"])
+        let run = h.effects("local.run")
+        XCTAssertEqual(run.count, 1)
+        XCTAssertEqual(h.state(wf, "A"), "runningLocal")
+        try h.crash()
+        XCTAssertEqual(h.state(wf, "A"), "failed")
+        XCTAssertEqual(h.node(wf, "A")["lastError"]?["code"], "interrupted")
+        XCTAssertTrue(h.effects("local.run").isEmpty, "the interrupted run is not re-delivered")
+        // A late completion of the interrupted run never makes it succeed.
+        let late = h.call("local.completed", TextTools.run(run[0]).objectValue!)
+        XCTAssertEqual(late["applied"], false)
+        XCTAssertEqual(h.state(wf, "A"), "failed")
+        let retry = h.call("node.retry", ["workflowId": .string(wf), "nodeId": "A"])
+        XCTAssertNotEqual(retry["runId"], run[0]["runId"])
+        XCTAssertEqual(h.runLocalTools(), 1)
+        XCTAssertEqual(h.state(wf, "A"), "succeeded")
+    }
+}

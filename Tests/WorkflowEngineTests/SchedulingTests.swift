@@ -1,0 +1,310 @@
+import WorkflowCore
+import WorkflowEngine
+import XCTest
+
+private func remoteFan(_ n: Int, options: JSON? = nil) -> JSON {
+    var nodes: [JSON] = []
+    for i in 1...n {
+        nodes.append(["id": .string("r\(i)"), "kind": "Job", "outputs": ["out": "ImageRef"], "resources": ["class": "remote"]])
+    }
+    var t: JSONObject = ["schema": "app.workflow/v2", "name": .string("fan \(n)"), "nodes": .array(nodes), "edges": []]
+    if let options { t["options"] = options }
+    return .object(t)
+}
+
+/// Step 11 of the implementation plan: scheduling and fairness across workflows.
+final class FairnessTests: XCTestCase {
+    func testTenWorkflowsAllAdvanceUnderAGlobalCap() throws {
+        let h = try Harness(extra: ["concurrency": ["remote": 3, "local": 2]])
+        h.register(tool: "Job", outputs: ["out": "ImageRef"], remote: true)
+        let tpl = h.register(template: remoteFan(5))
+        var wfs: [String] = []
+        for _ in 0..<10 {
+            let wf = h.create(tpl)
+            h.call("workflow.runAllReady", ["workflowId": .string(wf)])
+            wfs.append(wf)
+        }
+        var jobs = 0
+        var firstServed: [String] = []
+        // Each round: finish whatever is submitted, then let the queue move on.
+        for _ in 0..<40 {
+            for e in h.effects("remote.submit") {
+                if let w = e["workflowId"]?.stringValue, !firstServed.contains(w) { firstServed.append(w) }
+                jobs += 1
+                let job = "job-\(jobs)"
+                h.call("job.submitted", ["runId": e["runId"]!, "jobId": .string(job)])
+                h.call("job.update", ["jobId": .string(job), "status": "succeeded",
+                                      "outputs": ["out": ["type": "ImageRef", "uri": .string("file:///\(job).png")]]])
+            }
+            let stats = h.call("scheduler.stats")
+            XCTAssertLessThanOrEqual(stats["remote"]?["running"]?.intValue ?? 99, 3)
+        }
+        XCTAssertEqual(jobs, 50)
+        XCTAssertEqual(firstServed.count, 10, "every workflow advanced")
+        XCTAssertEqual(Array(firstServed.prefix(3)), Array(wfs.prefix(3)), "round-robin in turn order")
+        for wf in wfs { XCTAssertEqual(h.call("workflow.get", ["workflowId": .string(wf)])["status"], "done") }
+    }
+
+    func testRoundRobinGivesEachWorkflowATurnBeforeAnyGetsASecond() throws {
+        let h = try Harness(extra: ["concurrency": ["remote": 1]])
+        h.register(tool: "Job", outputs: ["out": "ImageRef"], remote: true)
+        let tpl = h.register(template: remoteFan(3))
+        let wfs = (0..<4).map { _ in h.create(tpl) }
+        for wf in wfs { h.call("workflow.runAllReady", ["workflowId": .string(wf)]) }
+        var order: [String] = []
+        for i in 0..<8 {
+            let s = h.effects("remote.submit")
+            XCTAssertEqual(s.count, 1, "cap 1")
+            order.append(s[0]["workflowId"]!.stringValue!)
+            h.call("job.submitted", ["runId": s[0]["runId"]!, "jobId": .string("j\(i)")])
+            h.call("job.update", ["jobId": .string("j\(i)"), "status": "failed"])
+        }
+        XCTAssertEqual(Array(order.prefix(4)), wfs)
+        XCTAssertEqual(Array(order.suffix(4)), wfs, "second turn in the same order: \(order)")
+    }
+
+    func testTheActiveWorkflowIsServedFirst() throws {
+        let h = try Harness(extra: ["concurrency": ["remote": 2]])
+        h.register(tool: "Job", outputs: ["out": "ImageRef"], remote: true)
+        let tpl = h.register(template: remoteFan(3))
+        let a = h.create(tpl)
+        let b = h.create(tpl)
+        h.call("workflow.setActive", ["workflowId": .string(b)])
+        h.call("workflow.runAllReady", ["workflowId": .string(a)])
+        let firstA = h.effects("remote.submit")
+        XCTAssertEqual(firstA.count, 2)
+        for (i, e) in firstA.enumerated() {
+            h.call("job.submitted", ["runId": e["runId"]!, "jobId": .string("a\(i)")])
+        }
+        h.call("workflow.runAllReady", ["workflowId": .string(b)])
+        h.call("job.update", ["jobId": "a0", "status": "failed"])
+        h.call("job.update", ["jobId": "a1", "status": "failed"])
+        let next = h.effects("remote.submit")
+        XCTAssertEqual(next.map { $0["workflowId"] }, [.string(b), .string(b)], "the active workflow takes the free slots")
+    }
+}
+
+final class ConcurrencyCapTests: XCTestCase {
+    func testRemoteSubmissionsRespectTheGlobalCapAndQueueLengthIsReported() throws {
+        let h = try Harness(extra: ["concurrency": ["remote": 2]])
+        h.register(tool: "Job", outputs: ["out": "ImageRef"], remote: true)
+        let wf = h.create(h.register(template: remoteFan(5)))
+        h.call("workflow.runAllReady", ["workflowId": .string(wf)])
+        let s = h.effects("remote.submit")
+        XCTAssertEqual(s.count, 2)
+        let stats = h.call("scheduler.stats")
+        XCTAssertEqual(stats["remote"]?["running"], 2)
+        XCTAssertEqual(stats["remote"]?["queued"], 3)
+        XCTAssertEqual(stats["remote"]?["cap"], 2)
+        XCTAssertEqual(h.state(wf, "r5"), "queuedRemote")
+        h.call("job.transportError", ["runId": s[0]["runId"]!, "httpStatus": 400])
+        XCTAssertEqual(h.effects("remote.submit").count, 1, "a freed slot starts the next")
+        XCTAssertEqual(h.call("scheduler.stats")["remote"]?["queued"], 2)
+    }
+
+    func testPerWorkflowCapFromTemplateOptions() throws {
+        let h = try Harness(extra: ["concurrency": ["remote": 8]])
+        h.register(tool: "Job", outputs: ["out": "ImageRef"], remote: true)
+        let tpl = h.register(template: remoteFan(4, options: ["concurrency": ["remote": 1]]))
+        let a = h.create(tpl)
+        let b = h.create(tpl)
+        h.call("workflow.runAllReady", ["workflowId": .string(a)])
+        h.call("workflow.runAllReady", ["workflowId": .string(b)])
+        let s = h.effects("remote.submit")
+        XCTAssertEqual(s.count, 2, "one per workflow")
+        XCTAssertEqual(Set(s.compactMap { $0["workflowId"]?.stringValue }), [a, b])
+    }
+
+    func testLocalQueueCapAndGraphOrderWithinAWorkflow() throws {
+        let h = try Harness(extra: ["concurrency": ["local": 1]])
+        Templates.registerTextTools(h)
+        let t: JSON = ["schema": "app.workflow/v2", "name": "three texts",
+                       "nodes": [["id": "z", "kind": "Text", "outputs": ["text": "TextRef"]],
+                                 ["id": "y", "kind": "Text", "outputs": ["text": "TextRef"]],
+                                 ["id": "x", "kind": "Text", "outputs": ["text": "TextRef"]]], "edges": []]
+        let wf = h.create(h.register(template: t))
+        h.call("workflow.runAllReady", ["workflowId": .string(wf)])
+        var order: [String] = []
+        for _ in 0..<3 {
+            let runs = h.effects("local.run")
+            XCTAssertEqual(runs.count, 1)
+            order.append(runs[0]["nodeId"]!.stringValue!)
+            XCTAssertEqual(h.call("scheduler.stats")["local"]?["running"], 1)
+            h.call("local.completed", TextTools.run(runs[0]).objectValue!)
+        }
+        XCTAssertEqual(order, ["z", "y", "x"], "graph order (template order breaks ties)")
+    }
+}
+
+/// errorPolicy: fail-fast and isolate-node.
+final class ErrorPolicyTests: XCTestCase {
+    func testFailFastCancelsTheWorkflowsOtherWorkIncludingRunningJobs() throws {
+        let h = try Harness()
+        h.register(tool: "Job", outputs: ["out": "ImageRef"], remote: true)
+        let wf = h.create(h.register(template: remoteFan(3, options: ["errorPolicy": "fail-fast"])))
+        h.call("workflow.runAllReady", ["workflowId": .string(wf)])
+        let s = h.effects("remote.submit")
+        for (i, e) in s.enumerated() { h.call("job.submitted", ["runId": e["runId"]!, "jobId": .string("j\(i)")]) }
+        h.call("job.update", ["jobId": "j0", "status": "failed", "error": ["code": "OOM", "message": "Out of memory"]])
+        XCTAssertEqual(h.state(wf, "r1"), "failed")
+        XCTAssertEqual(h.node(wf, "r1")["lastError"]?["code"], "OOM")
+        XCTAssertEqual(h.state(wf, "r2"), "cancelled")
+        XCTAssertEqual(h.state(wf, "r3"), "cancelled")
+        XCTAssertEqual(Set(h.effects("remote.cancel").compactMap { $0["jobId"]?.stringValue }), ["j1", "j2"])
+        XCTAssertEqual(h.call("workflow.get", ["workflowId": .string(wf)])["status"], "failed")
+    }
+
+    func testIsolateNodeBlocksOnlyDescendants() throws {
+        let h = try Harness()
+        Templates.registerTextTools(h)
+        let t: JSON = [
+            "schema": "app.workflow/v2", "name": "two branches",
+            "nodes": [["id": "a", "kind": "Text", "outputs": ["text": "TextRef"]],
+                      ["id": "a2", "kind": "Uppercase", "inputs": ["text": "TextRef"], "outputs": ["text": "TextRef"]],
+                      ["id": "b", "kind": "Text", "outputs": ["text": "TextRef"]],
+                      ["id": "b2", "kind": "Uppercase", "inputs": ["text": "TextRef"], "outputs": ["text": "TextRef"]]],
+            "edges": [["from": ["a", "text"], "to": ["a2", "text"]], ["from": ["b", "text"], "to": ["b2", "text"]]],
+            "options": ["errorPolicy": "isolate-node"],
+        ]
+        let wf = h.create(h.register(template: t))
+        h.call("workflow.runAllReady", ["workflowId": .string(wf)])
+        for e in h.effects("local.run") {
+            if e["nodeId"] == "a" {
+                h.call("local.completed", ["runId": e["runId"]!, "error": ["code": "E1", "message": "broken"]])
+            } else {
+                h.call("local.completed", TextTools.run(e).objectValue!)
+            }
+        }
+        h.runLocalTools()
+        XCTAssertEqual(h.state(wf, "a"), "failed")
+        XCTAssertEqual(h.state(wf, "a2"), "blocked")
+        XCTAssertEqual(h.node(wf, "a2")["blockedReason"]?["code"], "upstreamFailed")
+        XCTAssertEqual(h.node(wf, "a2")["blockedReason"]?["message"], "Upstream 'a' failed.")
+        XCTAssertEqual(h.state(wf, "b2"), "succeeded", "the other branch went on")
+        XCTAssertEqual(h.call("workflow.get", ["workflowId": .string(wf)])["status"], "failed")
+    }
+}
+
+/// Offline: remote waits with reason offline, local goes on, remote resumes by itself.
+final class OfflineTests: XCTestCase {
+    func testOfflineHoldsRemoteWorkAndOnlineResumesIt() throws {
+        let h = try Harness()
+        Templates.registerTextTools(h)
+        h.register(tool: "Job", outputs: ["out": "ImageRef"], remote: true)
+        let t: JSON = ["schema": "app.workflow/v2", "name": "mixed",
+                       "nodes": [["id": "r", "kind": "Job", "outputs": ["out": "ImageRef"], "resources": ["class": "remote"]],
+                                 ["id": "l", "kind": "Text", "outputs": ["text": "TextRef"]]], "edges": []]
+        let wf = h.create(h.register(template: t))
+        h.call("network.set", ["online": false])
+        XCTAssertEqual(h.state(wf, "r"), "blocked")
+        XCTAssertEqual(h.node(wf, "r")["blockedReason"], ["code": "offline", "message": "Offline"])
+        h.call("workflow.runAllReady", ["workflowId": .string(wf)])
+        let effects = h.take()
+        XCTAssertFalse(effects.contains { $0["type"] == "remote.submit" })
+        let local = effects.filter { $0["type"] == "local.run" }
+        XCTAssertEqual(local.count, 1, "local tools go on")
+        h.call("local.completed", TextTools.run(local[0]).objectValue!)
+        XCTAssertEqual(h.state(wf, "l"), "succeeded")
+        h.call("network.set", ["online": true])
+        XCTAssertEqual(h.effects("remote.submit").count, 1, "remote work resumes by itself")
+        XCTAssertEqual(h.state(wf, "r"), "queuedRemote")
+    }
+
+    func testPollsAreHeldWhileOfflineAndAskedAtOnceWhenBackOnline() throws {
+        let h = try Harness()
+        h.register(tool: "StylizeRemote", outputs: ["image": "ImageRef"], remote: true)
+        let wf = h.create(h.register(template: Templates.oneRemote()))
+        h.call("workflow.runAllReady", ["workflowId": .string(wf)])
+        h.call("job.submitted", ["runId": h.effects("remote.submit")[0]["runId"]!, "jobId": "job-1"])
+        h.call("network.set", ["online": false])
+        h.advance(60)
+        XCTAssertEqual(h.effects("remote.poll").count, 0)
+        XCTAssertEqual(h.state(wf, "stylize1"), "queuedRemote", "a submitted job is not blocked")
+        h.call("network.set", ["online": true])
+        XCTAssertEqual(h.effects("remote.poll").count, 1)
+    }
+}
+
+/// TEST PLAN §7: "Pause polling changes only status checks (does not stop jobs)".
+final class PollingPauseTests: XCTestCase {
+    func testPausingStopsPollsOnlyAndResumingPollsAtOnce() throws {
+        let h = try Harness()
+        h.register(tool: "StylizeRemote", outputs: ["image": "ImageRef"], remote: true)
+        let wf = h.create(h.register(template: Templates.oneRemote()))
+        h.call("workflow.runAllReady", ["workflowId": .string(wf)])
+        h.call("job.submitted", ["runId": h.effects("remote.submit")[0]["runId"]!, "jobId": "job-1"])
+        h.call("workflow.setPolling", ["workflowId": .string(wf), "paused": true])
+        h.advance(120)
+        let effects = h.take()
+        XCTAssertFalse(effects.contains { $0["type"] == "remote.poll" })
+        XCTAssertFalse(effects.contains { $0["type"] == "remote.cancel" }, "the job keeps running")
+        XCTAssertEqual(h.state(wf, "stylize1"), "queuedRemote")
+        h.call("workflow.setPolling", ["workflowId": .string(wf), "paused": false])
+        XCTAssertEqual(h.effects("remote.poll").count, 1)
+        h.advance(11)
+        XCTAssertEqual(h.effects("remote.poll").count, 1, "then every 10 s again")
+    }
+}
+
+final class CancelTests: XCTestCase {
+    func testCancelARunningRemoteJobEmitsRemoteCancelAndEndsCancelled() throws {
+        let h = try Harness()
+        h.register(tool: "StylizeRemote", outputs: ["image": "ImageRef"], remote: true)
+        let wf = h.create(h.register(template: Templates.oneRemote()))
+        h.call("workflow.runAllReady", ["workflowId": .string(wf)])
+        h.call("job.submitted", ["runId": h.effects("remote.submit")[0]["runId"]!, "jobId": "job-1"])
+        h.call("job.update", ["jobId": "job-1", "status": "running"])
+        let r = h.call("node.cancel", ["workflowId": .string(wf), "nodeId": "stylize1"])
+        XCTAssertEqual(r["state"], "cancelled")
+        XCTAssertEqual(h.effects("remote.cancel").first?["jobId"], "job-1")
+        let late = h.call("job.update", ["jobId": "job-1", "status": "succeeded", "outputs": ["image": ["uri": "file:///x"]]])
+        XCTAssertEqual(late["applied"], false, "a cancelled run stays cancelled")
+        let e = h.fail("node.cancel", ["workflowId": .string(wf), "nodeId": "stylize1"])
+        XCTAssertEqual(e.status, .state)
+        XCTAssertEqual(e.message, "cannot cancel when state is cancelled")
+    }
+
+    func testCancelBeforeTheProviderAnswersCancelsTheLateJob() throws {
+        let h = try Harness()
+        h.register(tool: "StylizeRemote", outputs: ["image": "ImageRef"], remote: true)
+        let wf = h.create(h.register(template: Templates.oneRemote()))
+        h.call("workflow.runAllReady", ["workflowId": .string(wf)])
+        let runId = h.effects("remote.submit")[0]["runId"]!
+        h.call("node.cancel", ["workflowId": .string(wf), "nodeId": "stylize1"])
+        XCTAssertTrue(h.effects("remote.cancel").isEmpty, "no job yet")
+        h.call("job.submitted", ["runId": runId, "jobId": "job-late"])
+        XCTAssertEqual(h.effects("remote.cancel").first?["jobId"], "job-late")
+    }
+}
+
+final class DownloadTests: XCTestCase {
+    func testSucceededJobsOutputsAreDownloadedPerPortThenTheNodeSucceeds() throws {
+        let h = try Harness()
+        h.register(tool: "Pair", outputs: ["image": "ImageRef", "depth": "DepthRef"], remote: true)
+        let t: JSON = ["schema": "app.workflow/v2", "name": "pair",
+                       "nodes": [["id": "p", "kind": "Pair", "outputs": ["image": "ImageRef", "depth": "DepthRef"],
+                                  "resources": ["class": "remote"]]], "edges": []]
+        let wf = h.create(h.register(template: t))
+        h.call("node.run", ["workflowId": .string(wf), "nodeId": "p"])
+        let runId = h.effects("remote.submit")[0]["runId"]!
+        h.call("job.submitted", ["runId": runId, "jobId": "job-1"])
+        h.call("job.update", ["jobId": "job-1", "status": "succeeded",
+                              "outputs": ["image": ["url": "https://cdn/i.png"], "depth": ["url": "https://cdn/d.exr"]]])
+        XCTAssertEqual(h.state(wf, "p"), "downloading")
+        let downloads = h.effects("remote.download")
+        XCTAssertEqual(downloads.map { $0["port"] }, ["depth", "image"])
+        XCTAssertEqual(downloads.first?["url"], "https://cdn/d.exr")
+        h.call("job.downloaded", ["runId": runId, "port": "image", "asset": ["type": "ImageRef", "uri": "file:///c/i.png", "bytes": 1000]])
+        XCTAssertEqual(h.state(wf, "p"), "downloading")
+        h.call("job.transportError", ["runId": runId])
+        h.advance(15)
+        XCTAssertEqual(h.effects("remote.download").map { $0["port"] }, ["depth"], "the failed download is retried")
+        h.call("job.downloaded", ["runId": runId, "port": "depth", "asset": ["type": "DepthRef", "uri": "file:///c/d.exr"]])
+        XCTAssertEqual(h.state(wf, "p"), "succeeded")
+        let outputs = h.node(wf, "p")["outputs"]
+        let imageAsset = h.call("asset.get", ["assetId": outputs!["image"]!])
+        XCTAssertEqual(imageAsset["provenance"], ["workflowId": .string(wf), "nodeId": "p", "runId": runId, "port": "image"])
+        let bad = h.fail("job.downloaded", ["runId": runId, "port": "nope", "asset": ["uri": "file:///x"]])
+        XCTAssertEqual(bad.status, .invalid)
+    }
+}

@@ -1,0 +1,130 @@
+import Foundation
+import WorkflowCore
+import WorkflowEngine
+import XCTest
+
+/// An engine under test with a manual clock, and shorthands for driving it like a host.
+final class Harness {
+    var engine: Engine
+    let config: JSONObject
+    let storePath: String?
+    /// Engines abandoned by `crash()`: kept alive, never closed, like a killed process's.
+    private var abandoned: [Engine] = []
+
+    init(file: Bool = false, seed: Int = 7, extra: JSONObject = [:]) throws {
+        var config: JSONObject = ["clock": ["mode": "manual", "start": "2026-01-01T00:00:00.000Z"], "seed": .int(Int64(seed))]
+        if file {
+            let path = NSTemporaryDirectory() + "wf-test-\(UUID().uuidString).sqlite"
+            config["store"] = .string(path)
+            storePath = path
+        } else {
+            storePath = nil
+        }
+        for (k, v) in extra { config[k] = v }
+        self.config = config
+        engine = try Engine(configJSON: .object(config))
+    }
+
+    deinit {
+        engine.close()
+        if let storePath {
+            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: storePath + suffix) }
+        }
+    }
+
+    /// Calls an op that must succeed.
+    @discardableResult
+    func call(_ op: String, _ args: JSONObject = [:], file: StaticString = #filePath, line: UInt = #line) -> JSON {
+        switch engine.call(op, args) {
+        case .success(let r): return r
+        case .failure(let e):
+            XCTFail("\(op) failed: \(e)", file: file, line: line)
+            return .null
+        }
+    }
+
+    /// Calls an op that must fail; returns the error.
+    @discardableResult
+    func fail(_ op: String, _ args: JSONObject = [:], file: StaticString = #filePath, line: UInt = #line) -> EngineError {
+        switch engine.call(op, args) {
+        case .success(let r):
+            XCTFail("\(op) should have failed but returned \(r)", file: file, line: line)
+            return EngineError(.ok, "none", "")
+        case .failure(let e): return e
+        }
+    }
+
+    func take() -> [JSON] { call("effects.take")["effects"]?.arrayValue ?? [] }
+
+    func advance(_ seconds: Double) { call("clock.advance", ["seconds": .double(seconds)]) }
+
+    func now() -> String { call("clock.now")["now"]?.stringValue ?? "" }
+
+    func node(_ wf: String, _ nodeId: String) -> JSON {
+        call("node.get", ["workflowId": .string(wf), "nodeId": .string(nodeId)])
+    }
+
+    func state(_ wf: String, _ nodeId: String) -> String { node(wf, nodeId)["state"]?.stringValue ?? "?" }
+
+    func register(tool kind: String, inputs: JSONObject = [:], outputs: JSONObject, remote: Bool = false,
+                  defaults: JSONObject = [:], summaryParams: [String] = []) {
+        call("tool.register", ["kind": .string(kind), "inputs": .object(inputs), "outputs": .object(outputs),
+                               "resourceClass": remote ? "remote" : "local", "defaults": .object(defaults),
+                               "summaryParams": JSON(summaryParams)])
+    }
+
+    func register(template: JSON) -> String { call("template.register", ["template": template])["templateId"]?.stringValue ?? "" }
+
+    func create(_ templateId: String, _ extra: JSONObject = [:]) -> String {
+        var args: JSONObject = ["templateId": .string(templateId)]
+        for (k, v) in extra { args[k] = v }
+        return call("workflow.create", args)["workflowId"]?.stringValue ?? ""
+    }
+
+    /// Reopens on the same store as a killed process would find it.
+    func crash() throws {
+        abandoned.append(engine)
+        engine = try Engine(configJSON: .object(config))
+    }
+
+    /// Closes and reopens on the same store.
+    func reopen() throws {
+        engine.close()
+        engine = try Engine(configJSON: .object(config))
+    }
+}
+
+/// Text assets for the pure text tools: `data:` URIs.
+enum TextAsset {
+    static func json(_ text: String) -> JSON {
+        ["type": "TextRef", "uri": .string(uri(text)), "bytes": .int(Int64(text.utf8.count)),
+         "meta": ["providerSchema": "v1"]]
+    }
+
+    static func uri(_ text: String) -> String {
+        "data:text/plain;charset=utf-8," + (text.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")
+    }
+
+    static func text(_ uri: String) -> String? {
+        guard let comma = uri.firstIndex(of: ",") else { return nil }
+        return String(uri[uri.index(after: comma)...]).removingPercentEncoding
+    }
+}
+
+/// The pure text tools a scripted host runs for `local.run` effects.
+enum TextTools {
+    static func run(_ effect: JSON) -> JSON {
+        let kind = effect["kind"]?.stringValue ?? ""
+        let params = effect["params"]?.objectValue ?? [:]
+        let input = effect["inputs"]?["text"]?["uri"]?.stringValue.flatMap(TextAsset.text) ?? ""
+        let output: String
+        switch kind {
+        case "Text": output = params["text"]?.stringValue ?? ""
+        case "Uppercase": output = input.uppercased()
+        case "Append": output = input + (params["suffix"]?.stringValue ?? "")
+        case "Reverse": output = String(input.reversed())
+        default: return ["runId": effect["runId"]!, "error": ["code": "unknownTool", "message": .string("no tool \(kind)")]]
+        }
+        return ["runId": effect["runId"]!, "outputs": ["text": TextAsset.json(output)]]
+    }
+}
