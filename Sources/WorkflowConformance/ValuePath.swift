@@ -1,0 +1,68 @@
+import WorkflowCore
+
+/// A dotted path into an outcome, as `save` uses: `result.effects[0].runId`.
+///
+/// Grammar: segments separated by `.`, each a member name (any characters but `.`, `[`, `]`)
+/// followed by any number of `[index]`.
+public struct ValuePath: Sendable, Equatable, CustomStringConvertible {
+    public enum Component: Sendable, Equatable {
+        case key(String)
+        case index(Int)
+    }
+
+    public let components: [Component]
+    public let description: String
+
+    public init(parsing text: String) throws(FixtureError) {
+        var components: [Component] = []
+        let chars = Array(text)
+        var i = 0
+        func bad(_ why: String) -> FixtureError { FixtureError("bad path '\(text)': \(why)") }
+        guard !chars.isEmpty else { throw bad("empty") }
+        while i < chars.count {
+            var name = ""
+            while i < chars.count, chars[i] != ".", chars[i] != "[", chars[i] != "]" {
+                name.append(chars[i])
+                i += 1
+            }
+            guard !name.isEmpty else { throw bad("a member name is missing at character \(i + 1)") }
+            components.append(.key(name))
+            while i < chars.count, chars[i] == "[" {
+                i += 1
+                var digits = ""
+                while i < chars.count, chars[i].isASCII, chars[i].isNumber {
+                    digits.append(chars[i])
+                    i += 1
+                }
+                guard !digits.isEmpty, i < chars.count, chars[i] == "]", let index = Int(digits) else {
+                    throw bad("an index must be [digits]")
+                }
+                components.append(.index(index))
+                i += 1
+            }
+            if i < chars.count {
+                guard chars[i] == "." else { throw bad("unexpected '\(chars[i])' at character \(i + 1)") }
+                i += 1
+                guard i < chars.count else { throw bad("ends with '.'") }
+            }
+        }
+        self.components = components
+        self.description = text
+    }
+
+    /// The value at this path, or nil when some step of it is missing.
+    public func lookup(in root: JSON) -> JSON? {
+        var current = root
+        for c in components {
+            switch c {
+            case let .key(k):
+                guard let next = current[k] else { return nil }
+                current = next
+            case let .index(n):
+                guard let next = current[n] else { return nil }
+                current = next
+            }
+        }
+        return current
+    }
+}
