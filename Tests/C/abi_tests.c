@@ -1,0 +1,1042 @@
+/*
+ * abi_tests.c -- tests of the C interface (include/workflow.h) through the
+ * shared library, with a small self-contained harness.
+ *
+ *   abi_tests              run every test
+ *   abi_tests NAME...      run the named tests
+ *   abi_tests --list       list the tests
+ *
+ * Every test prints what it checks, one line per check ("ok" or "FAIL"), and
+ * the program exits non-zero when any check failed. CMake registers one ctest
+ * per entry of the ABI_TESTS table at the bottom.
+ */
+#define _XOPEN_SOURCE 700
+#include "workflow.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ---------------------------------------------------------------------------
+ * Harness
+ * ------------------------------------------------------------------------- */
+
+static int checks_failed;
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 4, 5)))
+#endif
+static int check_at(int ok, const char *file, int line, const char *format, ...) {
+    va_list args;
+    va_start(args, format);
+    printf("  %s ", ok ? "ok  " : "FAIL");
+    vprintf(format, args);
+    va_end(args);
+    if (!ok) {
+        printf("  [%s:%d]", file, line);
+        checks_failed++;
+    }
+    printf("\n");
+    return ok;
+}
+
+/* CHECK(condition, "what is checked", ...): prints the check, counts a failure. */
+#define CHECK(cond, ...) check_at((cond) ? 1 : 0, __FILE__, __LINE__, __VA_ARGS__)
+
+static int str_eq(const char *a, const char *b) { return a && b && strcmp(a, b) == 0; }
+static int str_has(const char *haystack, const char *needle) { return haystack && needle && strstr(haystack, needle); }
+static const char *or_null(const char *s) { return s ? s : "(null)"; }
+
+/* A recognisable non-NULL value to preset out-parameters with. */
+static char sentinel_storage;
+#define SENTINEL_JSON ((json_t *)(void *)&sentinel_storage)
+#define SENTINEL_TEXT ((char *)&sentinel_storage)
+#define SENTINEL_ENGINE ((wf_engine *)(void *)&sentinel_storage)
+
+static const char *const manual_clock_config =
+    "{\"clock\": {\"mode\": \"manual\", \"start\": \"2026-01-01T00:00:00.000Z\"}}";
+
+static json_t *parse(const char *text) {
+    json_error_t error;
+    json_t *value = json_loads(text, JSON_DECODE_ANY, &error);
+    if (!value) {
+        fprintf(stderr, "test bug: cannot parse %s: %s\n", text, error.text);
+        abort();
+    }
+    return value;
+}
+
+/* An in-memory engine with a manual clock at 2026-01-01T00:00:00.000Z. */
+static wf_engine *open_manual_engine(void) {
+    wf_engine *engine = NULL;
+    json_t *config = parse(manual_clock_config);
+    int rc = wf_engine_open(&engine, config);
+    json_decref(config);
+    if (rc != WF_OK || !engine) {
+        fprintf(stderr, "cannot open an engine: %d %s\n", rc, wf_error_last()->message);
+        abort();
+    }
+    return engine;
+}
+
+/* wf_call with arguments given as JSON text (NULL for no arguments). */
+static int call(json_t **result, wf_engine *engine, const char *op, const char *args_text) {
+    json_t *args = args_text ? parse(args_text) : NULL;
+    int rc = wf_call(result, engine, op, args);
+    json_decref(args);
+    return rc;
+}
+
+/* Checks status, code and (optionally) message text and details.argument of the last error. */
+static void check_error(int rc, int status, const char *code, const char *message_part, const char *argument) {
+    const wf_error *e = wf_error_last();
+    CHECK(rc == status, "returns %s (got %s, %d)", wf_status_name(status), wf_status_name(rc), rc);
+    CHECK(e->status == status, "wf_error_last()->status is %d (got %d)", status, e->status);
+    if (code) CHECK(str_eq(e->code, code), "code is \"%s\" (got \"%s\")", code, or_null(e->code));
+    else CHECK(e->code && e->code[0] && !str_eq(e->code, "ok"), "code names the condition (got \"%s\")", or_null(e->code));
+    if (message_part)
+        CHECK(str_has(e->message, message_part), "message mentions \"%s\" (got \"%s\")", message_part, or_null(e->message));
+    else CHECK(e->message && e->message[0], "message is a sentence (got \"%s\")", or_null(e->message));
+    if (argument) {
+        const char *actual = json_string_value(json_object_get(e->details, "argument"));
+        CHECK(str_eq(actual, argument), "details.argument is \"%s\" (got %s)", argument, or_null(actual));
+    }
+}
+
+static void check_ok_record(const char *when) {
+    const wf_error *e = wf_error_last();
+    CHECK(e != NULL, "wf_error_last() is not NULL %s", when);
+    if (!e) return;
+    CHECK(e->status == WF_OK, "record status is WF_OK %s (got %d)", when, e->status);
+    CHECK(str_eq(e->code, "ok"), "record code is \"ok\" %s (got \"%s\")", when, or_null(e->code));
+    CHECK(str_eq(e->message, ""), "record message is \"\" %s (got \"%s\")", when, or_null(e->message));
+    CHECK(json_is_object(e->details) && json_object_size(e->details) == 0, "record details is {} %s", when);
+    CHECK(str_eq(e->details_json, "{}"), "record details_json is \"{}\" %s (got %s)", when, or_null(e->details_json));
+}
+
+/* A fresh temporary folder (for file stores); remove with remove_tree(). */
+static char *make_temp_folder(void) {
+    char *path = strdup("/tmp/wf-abi-tests-XXXXXX");
+    if (!path || !mkdtemp(path)) {
+        perror("mkdtemp");
+        abort();
+    }
+    return path;
+}
+
+static void remove_store_files(const char *folder, const char *name) {
+    static const char *const suffixes[] = {"", "-wal", "-shm", "-journal"};
+    char path[4096];
+    for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++) {
+        snprintf(path, sizeof path, "%s/%s%s", folder, name, suffixes[i]);
+        unlink(path);
+    }
+}
+
+/* ---------------------------------------------------------------------------
+ * Status codes
+ * ------------------------------------------------------------------------- */
+
+static void test_ok_status(void) {
+    wf_engine *engine = open_manual_engine();
+    json_t *result = SENTINEL_JSON;
+    int rc = call(&result, engine, "clock.now", "{}");
+    CHECK(rc == WF_OK, "clock.now returns WF_OK (got %d)", rc);
+    CHECK(json_is_object(result), "the result is a JSON object");
+    CHECK(str_eq(json_string_value(json_object_get(result, "now")), "2026-01-01T00:00:00.000Z"),
+          "result.now is the manual start time");
+    check_ok_record("after a success");
+    json_decref(result);
+
+    char *text = SENTINEL_TEXT;
+    rc = wf_call_text(&text, engine, "clock.now", "{}");
+    CHECK(rc == WF_OK, "wf_call_text clock.now returns WF_OK (got %d)", rc);
+    CHECK(str_eq(text, "{\"now\":\"2026-01-01T00:00:00.000Z\"}"), "wf_call_text returns compact JSON text (got %s)",
+          text == SENTINEL_TEXT ? "the untouched out-param" : or_null(text));
+    if (text != SENTINEL_TEXT) wf_free(text);
+    wf_engine_free(engine);
+}
+
+static void test_invalid_null_out(void) {
+    json_t *config = parse(manual_clock_config);
+    int rc = wf_engine_open(NULL, config);
+    printf("wf_engine_open(NULL, config):\n");
+    check_error(rc, WF_EINVALID, NULL, "out", "out");
+    rc = wf_engine_open_text(NULL, manual_clock_config);
+    printf("wf_engine_open_text(NULL, config):\n");
+    check_error(rc, WF_EINVALID, NULL, "out", "out");
+    json_decref(config);
+}
+
+static void test_invalid_null_engine(void) {
+    json_t *result = SENTINEL_JSON;
+    int rc = wf_call(&result, NULL, "clock.now", NULL);
+    printf("wf_call with a NULL engine:\n");
+    check_error(rc, WF_EINVALID, NULL, "engine", "engine");
+    CHECK(result == NULL, "the result out-param is set to NULL");
+    char *text = SENTINEL_TEXT;
+    rc = wf_call_text(&text, NULL, "clock.now", NULL);
+    printf("wf_call_text with a NULL engine:\n");
+    check_error(rc, WF_EINVALID, NULL, "engine", "engine");
+    CHECK(text == NULL, "the text out-param is set to NULL");
+}
+
+static void test_invalid_null_op(void) {
+    wf_engine *engine = open_manual_engine();
+    json_t *result = SENTINEL_JSON;
+    int rc = wf_call(&result, engine, NULL, NULL);
+    printf("wf_call with a NULL op:\n");
+    check_error(rc, WF_EINVALID, NULL, "op", "op");
+    CHECK(result == NULL, "the result out-param is set to NULL");
+    char *text = SENTINEL_TEXT;
+    rc = wf_call_text(&text, engine, NULL, "{}");
+    printf("wf_call_text with a NULL op:\n");
+    check_error(rc, WF_EINVALID, NULL, "op", "op");
+    CHECK(text == NULL, "the text out-param is set to NULL");
+    wf_engine_free(engine);
+}
+
+static void test_invalid_empty_op(void) {
+    wf_engine *engine = open_manual_engine();
+    json_t *result = SENTINEL_JSON;
+    int rc = wf_call(&result, engine, "", NULL);
+    printf("wf_call with an empty op:\n");
+    check_error(rc, WF_EINVALID, NULL, "op", "op");
+    CHECK(result == NULL, "the result out-param is set to NULL");
+    wf_engine_free(engine);
+}
+
+static void test_invalid_op_utf8(void) {
+    static const char *const bad_ops[] = {
+        "clock.\xff\xfe",      /* bytes that never occur in UTF-8 */
+        "\xc0\xaf.clock",      /* an overlong encoding of '/' */
+        "clock.now\xe2\x82",   /* a truncated sequence */
+        "\xed\xa0\x80.op",     /* an encoded surrogate */
+    };
+    wf_engine *engine = open_manual_engine();
+    for (size_t i = 0; i < sizeof bad_ops / sizeof bad_ops[0]; i++) {
+        json_t *result = SENTINEL_JSON;
+        int rc = wf_call(&result, engine, bad_ops[i], NULL);
+        printf("wf_call with op of invalid UTF-8 #%zu:\n", i + 1);
+        check_error(rc, WF_EINVALID, NULL, "op", "op");
+        CHECK(result == NULL, "the result out-param is set to NULL");
+    }
+    wf_engine_free(engine);
+}
+
+static void test_invalid_args_utf8(void) {
+    wf_engine *engine = open_manual_engine();
+    json_t *args = json_object();
+    json_object_set_new(args, "templateId", json_stringn_nocheck("tpl-\xff", 5));
+    json_t *result = SENTINEL_JSON;
+    int rc = wf_call(&result, engine, "template.get", args);
+    printf("wf_call with a json string argument of invalid UTF-8:\n");
+    check_error(rc, WF_EINVALID, NULL, "templateId", NULL);
+    CHECK(result == NULL, "the result out-param is set to NULL");
+    json_decref(args);
+
+    rc = wf_call_text(NULL, engine, "template.get", "{\"templateId\": \"tpl-\xff\"}");
+    printf("wf_call_text with args text of invalid UTF-8:\n");
+    check_error(rc, WF_EINVALID, NULL, "args_json", "args_json");
+    wf_engine_free(engine);
+}
+
+static void test_invalid_malformed_json_text(void) {
+    static const char *const bad_texts[] = {"{", "{\"seconds\": }", "{} trailing", "", "{'a': 1}", "{\"a\": 1,}"};
+    wf_engine *engine = open_manual_engine();
+    for (size_t i = 0; i < sizeof bad_texts / sizeof bad_texts[0]; i++) {
+        char *text = SENTINEL_TEXT;
+        int rc = wf_call_text(&text, engine, "clock.now", bad_texts[i]);
+        printf("wf_call_text with args_json '%s':\n", bad_texts[i]);
+        check_error(rc, WF_EINVALID, NULL, "args_json", "args_json");
+        CHECK(text == NULL, "the text out-param is set to NULL");
+    }
+    wf_engine *opened = SENTINEL_ENGINE;
+    int rc = wf_engine_open_text(&opened, "{\"clock\": ");
+    printf("wf_engine_open_text with malformed config_json:\n");
+    check_error(rc, WF_EINVALID, NULL, "config_json", "config_json");
+    CHECK(opened == NULL, "the engine out-param is set to NULL");
+    wf_engine_free(engine);
+}
+
+static void test_invalid_non_object_args(void) {
+    wf_engine *engine = open_manual_engine();
+    json_t *values[] = {json_pack("[i]", 1), json_string("x"), json_integer(3), json_true()};
+    const char *names[] = {"an array", "a string", "an integer", "true"};
+    for (size_t i = 0; i < sizeof values / sizeof values[0]; i++) {
+        json_t *result = SENTINEL_JSON;
+        int rc = wf_call(&result, engine, "clock.now", values[i]);
+        printf("wf_call with args that are %s:\n", names[i]);
+        check_error(rc, WF_EINVALID, NULL, "args", "args");
+        CHECK(result == NULL, "the result out-param is set to NULL");
+        json_decref(values[i]);
+    }
+    static const char *const texts[] = {"[1]", "\"x\"", "3", "true"};
+    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+        char *text = SENTINEL_TEXT;
+        int rc = wf_call_text(&text, engine, "clock.now", texts[i]);
+        printf("wf_call_text with args_json %s:\n", texts[i]);
+        check_error(rc, WF_EINVALID, NULL, "args_json", "args_json");
+        CHECK(text == NULL, "the text out-param is set to NULL");
+    }
+    /* NULL and a JSON null both mean {} (the header says so). */
+    json_t *null_args = json_null();
+    json_t *result = NULL;
+    CHECK(wf_call(&result, engine, "clock.now", null_args) == WF_OK, "a json null for args means {}");
+    json_decref(result);
+    json_decref(null_args);
+    char *text = NULL;
+    CHECK(wf_call_text(&text, engine, "clock.now", "null") == WF_OK, "\"null\" args_json means {}");
+    wf_free(text);
+    wf_engine_free(engine);
+}
+
+static void test_invalid_deep_nesting(void) {
+    wf_engine *engine = open_manual_engine();
+    json_t *root = json_object(), *level = root;
+    for (int i = 0; i < 5000; i++) {
+        json_t *child = json_object();
+        json_object_set_new(level, "a", child);
+        level = child;
+    }
+    json_t *result = SENTINEL_JSON;
+    int rc = wf_call(&result, engine, "clock.now", root);
+    printf("wf_call with args nested 5000 levels deep:\n");
+    check_error(rc, WF_EINVALID, NULL, NULL, NULL);
+    CHECK(result == NULL, "the result out-param is set to NULL");
+    json_decref(root);
+
+    size_t depth = 100000;
+    char *text = malloc(2 * depth + 8);
+    char *p = text;
+    p += sprintf(p, "{\"a\":");
+    memset(p, '[', depth);
+    memset(p + depth, ']', depth);
+    strcpy(p + 2 * depth, "}");
+    char *out = SENTINEL_TEXT;
+    rc = wf_call_text(&out, engine, "clock.now", text);
+    printf("wf_call_text with args_json nested 100000 levels deep:\n");
+    check_error(rc, WF_EINVALID, NULL, "args_json", "args_json");
+    CHECK(out == NULL, "the text out-param is set to NULL");
+    free(text);
+    wf_engine_free(engine);
+}
+
+static void test_invalid_argument_type(void) {
+    wf_engine *engine = open_manual_engine();
+    json_t *result = SENTINEL_JSON;
+    int rc = call(&result, engine, "clock.advance", "{\"seconds\": \"ten\"}");
+    printf("clock.advance {seconds: \"ten\"}:\n");
+    check_error(rc, WF_EINVALID, NULL, "seconds", "seconds");
+    CHECK(result == NULL, "the result out-param is set to NULL");
+
+    rc = call(&result, engine, "template.get", "{\"templateId\": 42}");
+    printf("template.get {templateId: 42}:\n");
+    check_error(rc, WF_EINVALID, NULL, "templateId", "templateId");
+
+    rc = call(&result, engine, "template.get", "{}");
+    printf("template.get {} (a required argument missing):\n");
+    check_error(rc, WF_EINVALID, NULL, "templateId", "templateId");
+
+    rc = call(&result, engine, "clock.now", NULL);
+    CHECK(rc == WF_OK && str_eq(json_string_value(json_object_get(result, "now")), "2026-01-01T00:00:00.000Z"),
+          "the failed calls changed nothing: the clock still reads the start time");
+    json_decref(result);
+    wf_engine_free(engine);
+}
+
+static void test_invalid_config(void) {
+    static const char *const bad_configs[] = {
+        "{\"bogus\": 1}",
+        "{\"seed\": \"seven\"}",
+        "{\"clock\": {\"mode\": \"sundial\"}}",
+        "{\"clock\": {\"mode\": \"manual\", \"start\": \"yesterday\"}}",
+        "[1]",
+    };
+    static const char *const named[] = {"bogus", "seed", "clock", "clock", "config"};
+    for (size_t i = 0; i < sizeof bad_configs / sizeof bad_configs[0]; i++) {
+        json_t *config = parse(bad_configs[i]);
+        wf_engine *engine = SENTINEL_ENGINE;
+        int rc = wf_engine_open(&engine, config);
+        printf("wf_engine_open with config %s:\n", bad_configs[i]);
+        check_error(rc, WF_EINVALID, NULL, named[i], NULL);
+        CHECK(engine == NULL, "the engine out-param is set to NULL");
+        if (rc == WF_OK && engine != SENTINEL_ENGINE) wf_engine_free(engine);
+        json_decref(config);
+    }
+}
+
+static void test_notfound_template(void) {
+    wf_engine *engine = open_manual_engine();
+    json_t *result = SENTINEL_JSON;
+    int rc = call(&result, engine, "template.get", "{\"templateId\": \"tpl-does-not-exist\"}");
+    printf("template.get of an unknown id:\n");
+    check_error(rc, WF_ENOTFOUND, NULL, "tpl-does-not-exist", NULL);
+    CHECK(result == NULL, "the result out-param is set to NULL");
+    rc = call(NULL, engine, "template.export", "{\"templateId\": \"tpl-does-not-exist\"}");
+    printf("template.export of an unknown id:\n");
+    check_error(rc, WF_ENOTFOUND, NULL, "tpl-does-not-exist", NULL);
+    wf_engine_free(engine);
+}
+
+static void test_state_clock_advance_system(void) {
+    wf_engine *engine = NULL;
+    int rc = wf_engine_open_text(&engine, "{\"clock\": {\"mode\": \"system\"}}");
+    CHECK(rc == WF_OK && engine, "a system-clock engine opens");
+    json_t *result = SENTINEL_JSON;
+    rc = call(&result, engine, "clock.advance", "{\"seconds\": 5}");
+    printf("clock.advance on a system-clock engine:\n");
+    check_error(rc, WF_ESTATE, NULL, NULL, NULL);
+    CHECK(result == NULL, "the result out-param is set to NULL");
+    wf_engine_free(engine);
+}
+
+/* Two separate cycles a <-> b and c <-> d: two errors, both cycleDetected. */
+static const char *const two_cycles_template =
+    "{\"template\": {\"schema\": \"app.workflow/v2\", \"name\": \"two cycles\", \"nodes\": ["
+    "{\"id\": \"a\", \"kind\": \"Pass\", \"inputs\": {\"in\": \"ImageRef\"}, \"outputs\": {\"out\": \"ImageRef\"}},"
+    "{\"id\": \"b\", \"kind\": \"Pass\", \"inputs\": {\"in\": \"ImageRef\"}, \"outputs\": {\"out\": \"ImageRef\"}},"
+    "{\"id\": \"c\", \"kind\": \"Pass\", \"inputs\": {\"in\": \"ImageRef\"}, \"outputs\": {\"out\": \"ImageRef\"}},"
+    "{\"id\": \"d\", \"kind\": \"Pass\", \"inputs\": {\"in\": \"ImageRef\"}, \"outputs\": {\"out\": \"ImageRef\"}}],"
+    "\"edges\": ["
+    "{\"from\": [\"a\", \"out\"], \"to\": [\"b\", \"in\"]}, {\"from\": [\"b\", \"out\"], \"to\": [\"a\", \"in\"]},"
+    "{\"from\": [\"c\", \"out\"], \"to\": [\"d\", \"in\"]}, {\"from\": [\"d\", \"out\"], \"to\": [\"c\", \"in\"]}]}}";
+
+/* A cycle a <-> b plus a port type mismatch: c.mask (MaskRef) feeds e.in (ImageRef). */
+static const char *const mixed_errors_template =
+    "{\"template\": {\"schema\": \"app.workflow/v2\", \"name\": \"mixed\", \"nodes\": ["
+    "{\"id\": \"a\", \"kind\": \"Pass\", \"inputs\": {\"in\": \"ImageRef\"}, \"outputs\": {\"out\": \"ImageRef\"}},"
+    "{\"id\": \"b\", \"kind\": \"Pass\", \"inputs\": {\"in\": \"ImageRef\"}, \"outputs\": {\"out\": \"ImageRef\"}},"
+    "{\"id\": \"c\", \"kind\": \"Masker\", \"outputs\": {\"mask\": \"MaskRef\"}},"
+    "{\"id\": \"e\", \"kind\": \"Pass\", \"inputs\": {\"in\": \"ImageRef\"}, \"outputs\": {\"out\": \"ImageRef\"}}],"
+    "\"edges\": ["
+    "{\"from\": [\"a\", \"out\"], \"to\": [\"b\", \"in\"]}, {\"from\": [\"b\", \"out\"], \"to\": [\"a\", \"in\"]},"
+    "{\"from\": [\"c\", \"mask\"], \"to\": [\"e\", \"in\"]}]}}";
+
+static int errors_have_code(const json_t *errors, const char *code) {
+    size_t i;
+    json_t *error;
+    json_array_foreach(errors, i, error) {
+        if (str_eq(json_string_value(json_object_get(error, "code")), code)) return 1;
+    }
+    return 0;
+}
+
+static void test_template_cycle(void) {
+    wf_engine *engine = open_manual_engine();
+    json_t *result = SENTINEL_JSON;
+    int rc = call(&result, engine, "template.register", two_cycles_template);
+    printf("template.register of a template with two cycles:\n");
+    check_error(rc, WF_ETEMPLATE, "cycleDetected", NULL, NULL);
+    CHECK(result == NULL, "the result out-param is set to NULL");
+    const json_t *errors = json_object_get(wf_error_last()->details, "errors");
+    CHECK(json_is_array(errors), "details.errors is an array");
+    CHECK(json_array_size(errors) == 2, "details.errors lists both cycles (got %zu)", json_array_size(errors));
+    const json_t *first = json_array_get(errors, 0);
+    CHECK(str_eq(json_string_value(json_object_get(first, "code")), "cycleDetected"),
+          "details.errors[0].code is cycleDetected");
+    CHECK(json_is_array(json_object_get(first, "cycle")) && json_array_size(json_object_get(first, "cycle")) >= 3,
+          "details.errors[0].cycle is the path (at least x -> y -> x)");
+    CHECK(str_has(wf_error_last()->message, "\xe2\x86\x92"), "the message shows the cycle path with arrows (got \"%s\")",
+          wf_error_last()->message);
+
+    rc = call(&result, engine, "template.register", mixed_errors_template);
+    printf("template.register of a template with a cycle and a port type mismatch:\n");
+    check_error(rc, WF_ETEMPLATE, NULL, NULL, NULL);
+    errors = json_object_get(wf_error_last()->details, "errors");
+    CHECK(json_array_size(errors) == 2, "details.errors lists both errors (got %zu)", json_array_size(errors));
+    CHECK(errors_have_code(errors, "cycleDetected") && errors_have_code(errors, "portTypeMismatch"),
+          "details.errors has cycleDetected and portTypeMismatch");
+    CHECK(str_eq(wf_error_last()->code,
+                 json_string_value(json_object_get(json_array_get(errors, 0), "code"))),
+          "the code is the first error's code");
+
+    rc = call(&result, engine, "template.validate", mixed_errors_template);
+    CHECK(rc == WF_OK, "template.validate of the same template succeeds (the op did its job)");
+    CHECK(json_is_false(json_object_get(result, "valid")), "... and says valid: false");
+    CHECK(json_array_size(json_object_get(result, "errors")) == 2, "... listing both errors");
+    json_decref(result);
+
+    rc = call(&result, engine, "template.list", NULL);
+    CHECK(rc == WF_OK && json_array_size(json_object_get(result, "templates")) == 0,
+          "nothing was registered by the failed calls");
+    json_decref(result);
+    wf_engine_free(engine);
+}
+
+static void test_store_missing_folder(void) {
+    char *folder = make_temp_folder();
+    char path[4096];
+    snprintf(path, sizeof path, "%s/no-such-folder/store.sqlite", folder);
+    json_t *config = json_pack("{s:s}", "store", path);
+    wf_engine *engine = SENTINEL_ENGINE;
+    int rc = wf_engine_open(&engine, config);
+    printf("wf_engine_open with a store inside a folder that does not exist:\n");
+    check_error(rc, WF_ESTORE, NULL, NULL, NULL);
+    CHECK(engine == NULL, "the engine out-param is set to NULL");
+    struct stat info;
+    snprintf(path, sizeof path, "%s/no-such-folder", folder);
+    CHECK(stat(path, &info) != 0, "the missing folder was not created");
+    json_decref(config);
+    rmdir(folder);
+    free(folder);
+}
+
+static void test_store_not_sqlite(void) {
+    char *folder = make_temp_folder();
+    char path[4096];
+    snprintf(path, sizeof path, "%s/notes.txt", folder);
+    const char *content = "These are plain notes, not an SQLite database.\n"
+                          "They are long enough to hold a full SQLite header of one hundred bytes.\n";
+    FILE *file = fopen(path, "w");
+    fputs(content, file);
+    fclose(file);
+
+    json_t *config = json_pack("{s:s}", "store", path);
+    wf_engine *engine = SENTINEL_ENGINE;
+    int rc = wf_engine_open(&engine, config);
+    printf("wf_engine_open with a store path that is an existing text file:\n");
+    check_error(rc, WF_ESTORE, NULL, NULL, NULL);
+    CHECK(engine == NULL, "the engine out-param is set to NULL");
+
+    char read_back[512] = {0};
+    file = fopen(path, "r");
+    size_t n = fread(read_back, 1, sizeof read_back - 1, file);
+    fclose(file);
+    CHECK(n == strlen(content) && strcmp(read_back, content) == 0, "the file was left untouched");
+    json_decref(config);
+    remove_store_files(folder, "notes.txt");
+    rmdir(folder);
+    free(folder);
+}
+
+static void test_unsupported_op(void) {
+    wf_engine *engine = open_manual_engine();
+    json_t *result = SENTINEL_JSON;
+    int rc = call(&result, engine, "no.such.op", "{}");
+    printf("wf_call of an unknown op:\n");
+    check_error(rc, WF_EUNSUPPORTED, NULL, "no.such.op", NULL);
+    CHECK(result == NULL, "the result out-param is set to NULL");
+    char *text = SENTINEL_TEXT;
+    rc = wf_call_text(&text, engine, "no.such.op", "{}");
+    printf("wf_call_text of an unknown op:\n");
+    check_error(rc, WF_EUNSUPPORTED, NULL, "no.such.op", NULL);
+    CHECK(text == NULL, "the text out-param is set to NULL");
+    wf_engine_free(engine);
+}
+
+static void test_status_names(void) {
+    static const struct {
+        int status;
+        const char *name;
+    } names[] = {
+        {WF_OK, "WF_OK"},           {WF_EINVALID, "WF_EINVALID"}, {WF_ENOTFOUND, "WF_ENOTFOUND"},
+        {WF_ESTATE, "WF_ESTATE"},   {WF_ETEMPLATE, "WF_ETEMPLATE"}, {WF_ECONFLICT, "WF_ECONFLICT"},
+        {WF_ESTORE, "WF_ESTORE"},   {WF_EUNSUPPORTED, "WF_EUNSUPPORTED"}, {WF_ITEROVER, "WF_ITEROVER"},
+        {WF_EINTERNAL, "WF_EINTERNAL"},
+    };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        const char *name = wf_status_name(names[i].status);
+        CHECK(str_eq(name, names[i].name), "wf_status_name(%d) is %s (got %s)", names[i].status, names[i].name,
+              or_null(name));
+    }
+    static const int unknown[] = {1, -1, -9, -30, -32, -100, 12345, INT_MIN, INT_MAX};
+    for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; i++) {
+        const char *name = wf_status_name(unknown[i]);
+        CHECK(str_eq(name, "WF_UNKNOWN"), "wf_status_name(%d) is WF_UNKNOWN (got %s)", unknown[i], or_null(name));
+    }
+    CHECK(wf_status_name(WF_OK) == wf_status_name(WF_OK), "the names are static text (same pointer each time)");
+}
+
+/* ---------------------------------------------------------------------------
+ * The error record
+ * ------------------------------------------------------------------------- */
+
+static void *fresh_thread_record(void *unused) {
+    (void)unused;
+    check_ok_record("on a thread that never called the library");
+    return NULL;
+}
+
+static void test_error_record_ok_after_success(void) {
+    pthread_t thread;
+    pthread_create(&thread, NULL, fresh_thread_record, NULL);
+    pthread_join(thread, NULL);
+
+    wf_engine *engine = open_manual_engine();
+    int rc = call(NULL, engine, "no.such.op", NULL);
+    CHECK(rc == WF_EUNSUPPORTED && wf_error_last()->status == WF_EUNSUPPORTED, "a failure is recorded first");
+    rc = call(NULL, engine, "clock.now", NULL);
+    CHECK(rc == WF_OK, "then clock.now succeeds (with a NULL result out-param)");
+    check_ok_record("after the success that followed a failure");
+
+    rc = call(NULL, engine, "no.such.op", NULL);
+    wf_error_clear();
+    check_ok_record("after wf_error_clear()");
+    wf_engine_free(engine);
+}
+
+static void test_error_record_fields(void) {
+    wf_engine *engine = open_manual_engine();
+    int rc = call(NULL, engine, "template.register", two_cycles_template);
+    const wf_error *e = wf_error_last();
+    CHECK(rc == WF_ETEMPLATE, "template.register of a cyclic template fails");
+    CHECK(e->status == rc, "status equals the returned code");
+    CHECK(e->code && strlen(e->code) > 0, "code is non-empty text (\"%s\")", or_null(e->code));
+    CHECK(e->message && strlen(e->message) > 0, "message is non-empty text");
+    CHECK(json_is_object(e->details), "details is a JSON object");
+    CHECK(e->details_json != NULL, "details_json is text");
+    json_error_t parse_error;
+    json_t *reparsed = e->details_json ? json_loads(e->details_json, 0, &parse_error) : NULL;
+    CHECK(reparsed && json_equal(reparsed, (json_t *)e->details), "details_json parses to the same JSON as details");
+    json_decref(reparsed);
+    CHECK(wf_error_last() == e, "wf_error_last() returns the same record until the next call");
+    wf_engine_free(engine);
+}
+
+typedef struct thread_probe {
+    wf_engine *engine;
+    pthread_barrier_t *barrier;
+    const char *op;
+    const char *args;
+    int expected_status;
+    const char *expected_text; /* must appear in the message */
+    int rc;
+    int record_status;
+    int record_has_text;
+    int record_details_match;
+} thread_probe;
+
+static void *probe_thread(void *arg) {
+    thread_probe *p = arg;
+    p->rc = call(NULL, p->engine, p->op, p->args);
+    pthread_barrier_wait(p->barrier); /* both threads have made their call before either reads */
+    const wf_error *e = wf_error_last();
+    p->record_status = e->status;
+    p->record_has_text = str_has(e->message, p->expected_text) ? 1 : 0;
+    json_t *reparsed = json_loads(e->details_json, 0, NULL);
+    p->record_details_match = reparsed && json_equal(reparsed, (json_t *)e->details);
+    json_decref(reparsed);
+    return NULL;
+}
+
+static void test_error_record_per_thread(void) {
+    wf_engine *engine = open_manual_engine();
+    int rc = call(NULL, engine, "clock.now", NULL);
+    CHECK(rc == WF_OK, "the main thread succeeds first");
+
+    pthread_barrier_t barrier;
+    pthread_barrier_init(&barrier, NULL, 2);
+    thread_probe a = {engine, &barrier, "template.get", "{\"templateId\": \"only-thread-a\"}", WF_ENOTFOUND,
+                      "only-thread-a", 0, 0, 0, 0};
+    thread_probe b = {engine, &barrier, "thread.b.unknown", "{}", WF_EUNSUPPORTED, "thread.b.unknown", 0, 0, 0, 0};
+    pthread_t ta, tb;
+    pthread_create(&ta, NULL, probe_thread, &a);
+    pthread_create(&tb, NULL, probe_thread, &b);
+    pthread_join(ta, NULL);
+    pthread_join(tb, NULL);
+    pthread_barrier_destroy(&barrier);
+
+    CHECK(a.rc == WF_ENOTFOUND, "thread A's call returns WF_ENOTFOUND (got %d)", a.rc);
+    CHECK(b.rc == WF_EUNSUPPORTED, "thread B's call returns WF_EUNSUPPORTED (got %d)", b.rc);
+    CHECK(a.record_status == a.expected_status && a.record_has_text,
+          "thread A reads its own record after both calls (status %d)", a.record_status);
+    CHECK(b.record_status == b.expected_status && b.record_has_text,
+          "thread B reads its own record after both calls (status %d)", b.record_status);
+    CHECK(a.record_details_match && b.record_details_match, "each thread's details and details_json agree");
+    check_ok_record("on the main thread after the other threads failed");
+    wf_engine_free(engine);
+}
+
+/* ---------------------------------------------------------------------------
+ * Memory and lifetime
+ * ------------------------------------------------------------------------- */
+
+static void test_out_params_null_on_failure(void) {
+    wf_engine *engine = open_manual_engine();
+    json_t *result = SENTINEL_JSON;
+    call(&result, engine, "template.get", "{\"templateId\": \"missing\"}");
+    CHECK(result == NULL, "wf_call sets *result to NULL on WF_ENOTFOUND");
+    result = SENTINEL_JSON;
+    call(&result, engine, "clock.advance", "{\"seconds\": -5}");
+    CHECK(result == NULL, "wf_call sets *result to NULL on WF_EINVALID (negative seconds)");
+    char *text = SENTINEL_TEXT;
+    wf_call_text(&text, engine, "template.get", "{\"templateId\": \"missing\"}");
+    CHECK(text == NULL, "wf_call_text sets *result_json to NULL on WF_ENOTFOUND");
+    wf_engine *opened = SENTINEL_ENGINE;
+    wf_engine_open_text(&opened, "{\"bogus\": true}");
+    CHECK(opened == NULL, "wf_engine_open_text sets *out to NULL on WF_EINVALID");
+    opened = SENTINEL_ENGINE;
+    json_t *config = parse("{\"store\": \"/proc/no/such/store.sqlite\"}");
+    wf_engine_open(&opened, config);
+    json_decref(config);
+    CHECK(opened == NULL, "wf_engine_open sets *out to NULL on WF_ESTORE");
+    wf_engine_free(engine);
+}
+
+static void test_free_null_noop(void) {
+    /* A crash here ends the test with a failure. */
+    wf_free(NULL);
+    printf("  ok   wf_free(NULL) returned\n");
+    wf_engine_free(NULL);
+    printf("  ok   wf_engine_free(NULL) returned\n");
+    wf_engine *engine = open_manual_engine();
+    char *text = NULL;
+    int rc = wf_call_text(&text, engine, "engine.info", NULL);
+    CHECK(rc == WF_OK && text != NULL, "wf_call_text returns text to free");
+    wf_free(text);
+    wf_engine_free(engine);
+    check_ok_record("after the frees");
+}
+
+static void test_version(void) {
+    CHECK(wf_libversion_number() == WF_VERSION_NUMBER, "wf_libversion_number() == WF_VERSION_NUMBER (%d vs %d)",
+          wf_libversion_number(), WF_VERSION_NUMBER);
+    CHECK(str_eq(wf_libversion(), WF_VERSION), "wf_libversion() is \"%s\" (got \"%s\")", WF_VERSION,
+          or_null(wf_libversion()));
+    wf_engine *engine = open_manual_engine();
+    json_t *info = NULL;
+    int rc = call(&info, engine, "engine.info", NULL);
+    CHECK(rc == WF_OK, "engine.info succeeds");
+    CHECK(str_eq(json_string_value(json_object_get(info, "version")), WF_VERSION), "engine.info version is %s",
+          WF_VERSION);
+    CHECK(json_integer_value(json_object_get(info, "versionNumber")) == WF_VERSION_NUMBER,
+          "engine.info versionNumber is %d", WF_VERSION_NUMBER);
+    json_decref(info);
+    wf_engine_free(engine);
+}
+
+static void test_default_config(void) {
+    wf_engine *engine = SENTINEL_ENGINE;
+    int rc = wf_engine_open(&engine, NULL);
+    CHECK(rc == WF_OK && engine && engine != SENTINEL_ENGINE, "wf_engine_open with a NULL config succeeds");
+    json_t *info = NULL;
+    rc = call(&info, engine, "engine.info", NULL);
+    CHECK(rc == WF_OK, "engine.info succeeds");
+    CHECK(str_eq(json_string_value(json_object_get(json_object_get(info, "clock"), "mode")), "system"),
+          "the default clock is the system clock");
+    CHECK(str_eq(json_string_value(json_object_get(info, "store")), ":memory:"), "the default store is :memory:");
+    json_decref(info);
+    wf_engine_free(engine);
+
+    engine = SENTINEL_ENGINE;
+    rc = wf_engine_open_text(&engine, NULL);
+    CHECK(rc == WF_OK && engine && engine != SENTINEL_ENGINE, "wf_engine_open_text with a NULL config succeeds");
+    rc = wf_call_text(NULL, engine, "clock.now", NULL);
+    CHECK(rc == WF_OK, "wf_call_text with NULL args and a NULL result out-param succeeds");
+    wf_engine_free(engine);
+}
+
+static void test_json_references(void) {
+    wf_engine *engine = open_manual_engine();
+    json_t *args = parse("{\"seconds\": 30}");
+    json_t *before = json_deep_copy(args);
+    json_t *first = NULL, *second = NULL;
+    int rc = wf_call(&first, engine, "clock.advance", args);
+    CHECK(rc == WF_OK, "clock.advance succeeds");
+    CHECK(args->refcount == 1, "the args are borrowed: refcount still 1 (got %zu)", (size_t)args->refcount);
+    CHECK(json_equal(args, before), "the args are unchanged");
+    CHECK(first && first->refcount == 1, "the result is a new reference (refcount 1)");
+    rc = wf_call(&second, engine, "clock.now", NULL);
+    CHECK(rc == WF_OK && second && second != first, "each call returns its own object");
+    CHECK(str_eq(json_string_value(json_object_get(second, "now")), "2026-01-01T00:00:30.000Z"),
+          "clock.now reads the advanced time");
+
+    /* The caller owns the result: changing it changes nothing in the engine. */
+    json_object_set_new(second, "now", json_string("tampered"));
+    json_decref(second);
+    second = NULL;
+    rc = wf_call(&second, engine, "clock.now", NULL);
+    CHECK(rc == WF_OK && str_eq(json_string_value(json_object_get(second, "now")), "2026-01-01T00:00:30.000Z"),
+          "changing a result does not reach the engine");
+
+    call(NULL, engine, "no.such.op", NULL);
+    const json_t *details = wf_error_last()->details;
+    CHECK(json_is_object(details) && str_eq(json_string_value(json_object_get(details, "op")), "no.such.op"),
+          "the error details are a readable borrowed object (details.op names the op)");
+
+    json_decref(first);
+    json_decref(second);
+    json_decref(args);
+    json_decref(before);
+    wf_engine_free(engine);
+}
+
+/* ---------------------------------------------------------------------------
+ * Threads
+ * ------------------------------------------------------------------------- */
+
+enum { THREADS = 8, CALLS_PER_THREAD = 200, CALL_KINDS = 5 };
+
+typedef struct worker {
+    wf_engine *engine;
+    int index;
+    int failures;
+    char first_failure[256];
+} worker;
+
+static void worker_failed(worker *w, int call_number, const char *what) {
+    if (w->failures++ == 0) {
+        snprintf(w->first_failure, sizeof w->first_failure, "call %d: %s (rc record: %d %s)", call_number, what,
+                 wf_error_last()->status, wf_error_last()->code);
+    }
+}
+
+/* Each thread cycles through five calls: register a tool of its own, read it back,
+ * advance the clock by one second, read the clock, and fail a lookup whose error
+ * names the thread. */
+static void *worker_main(void *arg) {
+    worker *w = arg;
+    char kind[64], args[512], missing[64];
+    char last_now[64] = "";
+    for (int i = 0; i < CALLS_PER_THREAD; i++) {
+        json_t *result = NULL;
+        int round = i / CALL_KINDS;
+        snprintf(kind, sizeof kind, "Tool_t%d_r%d", w->index, round);
+        switch (i % CALL_KINDS) {
+        case 0:
+            snprintf(args, sizeof args,
+                     "{\"kind\": \"%s\", \"resourceClass\": \"local\", \"inputs\": {}, \"outputs\": {\"image\": \"ImageRef\"}}",
+                     kind);
+            if (call(&result, w->engine, "tool.register", args) != WF_OK) worker_failed(w, i, "tool.register");
+            else if (!str_eq(json_string_value(json_object_get(result, "kind")), kind))
+                worker_failed(w, i, "tool.register returned another kind");
+            break;
+        case 1:
+            snprintf(args, sizeof args, "{\"kind\": \"%s\"}", kind);
+            if (call(&result, w->engine, "tool.get", args) != WF_OK) worker_failed(w, i, "tool.get");
+            else if (!str_eq(json_string_value(json_object_get(result, "kind")), kind))
+                worker_failed(w, i, "tool.get returned another kind");
+            break;
+        case 2:
+            if (call(&result, w->engine, "clock.advance", "{\"seconds\": 1}") != WF_OK)
+                worker_failed(w, i, "clock.advance");
+            break;
+        case 3: {
+            if (call(&result, w->engine, "clock.now", NULL) != WF_OK) {
+                worker_failed(w, i, "clock.now");
+                break;
+            }
+            const char *now = json_string_value(json_object_get(result, "now"));
+            /* Same-format RFC 3339 UTC times compare as text. */
+            if (!now || strcmp(now, last_now) < 0) worker_failed(w, i, "the clock went backwards");
+            else snprintf(last_now, sizeof last_now, "%s", now);
+            break;
+        }
+        case 4: {
+            snprintf(missing, sizeof missing, "missing-t%d-r%d", w->index, round);
+            snprintf(args, sizeof args, "{\"templateId\": \"%s\"}", missing);
+            int rc = call(&result, w->engine, "template.get", args);
+            if (rc != WF_ENOTFOUND) worker_failed(w, i, "template.get of a missing id did not fail with WF_ENOTFOUND");
+            else if (wf_error_last()->status != WF_ENOTFOUND || !str_has(wf_error_last()->message, missing))
+                worker_failed(w, i, "the error record is not this thread's");
+            break;
+        }
+        }
+        json_decref(result);
+    }
+    return NULL;
+}
+
+static void test_threads_one_engine(void) {
+    wf_engine *engine = open_manual_engine();
+    worker workers[THREADS];
+    pthread_t threads[THREADS];
+    for (int t = 0; t < THREADS; t++) {
+        workers[t] = (worker){engine, t, 0, ""};
+        pthread_create(&threads[t], NULL, worker_main, &workers[t]);
+    }
+    for (int t = 0; t < THREADS; t++) pthread_join(threads[t], NULL);
+    printf("%d threads x %d calls on one engine:\n", THREADS, CALLS_PER_THREAD);
+    for (int t = 0; t < THREADS; t++) {
+        CHECK(workers[t].failures == 0, "thread %d: every call had the expected outcome%s%s", t,
+              workers[t].failures ? ": " : "", workers[t].first_failure);
+    }
+
+    const int rounds = CALLS_PER_THREAD / CALL_KINDS;
+    json_t *result = NULL;
+    int rc = call(&result, engine, "tool.list", NULL);
+    CHECK(rc == WF_OK && json_array_size(json_object_get(result, "tools")) == (size_t)(THREADS * rounds),
+          "tool.list has every tool registered (%d, got %zu)", THREADS * rounds,
+          json_array_size(json_object_get(result, "tools")));
+    json_decref(result);
+    rc = call(&result, engine, "clock.now", NULL);
+    char expected_now[64];
+    int advanced = THREADS * rounds; /* seconds */
+    snprintf(expected_now, sizeof expected_now, "2026-01-01T00:%02d:%02d.000Z", advanced / 60, advanced % 60);
+    CHECK(rc == WF_OK && str_eq(json_string_value(json_object_get(result, "now")), expected_now),
+          "the clock advanced exactly once per clock.advance: %s (got %s)", expected_now,
+          or_null(json_string_value(json_object_get(result, "now"))));
+    json_decref(result);
+    wf_engine_free(engine);
+}
+
+/* ---------------------------------------------------------------------------
+ * Persistence
+ * ------------------------------------------------------------------------- */
+
+static const char *const loader_tool =
+    "{\"kind\": \"ImageLoader\", \"resourceClass\": \"local\", \"inputs\": {}, \"outputs\": {\"image\": \"ImageRef\"}}";
+static const char *const stylize_tool =
+    "{\"kind\": \"StylizeRemote\", \"resourceClass\": \"remote\", \"inputs\": {\"image\": \"ImageRef\"},"
+    " \"outputs\": {\"image\": \"ImageRef\"}}";
+static const char *const two_node_template =
+    "{\"template\": {\"schema\": \"app.workflow/v2\", \"name\": \"Persisted\", \"nodes\": ["
+    "{\"id\": \"load1\", \"kind\": \"ImageLoader\", \"outputs\": {\"image\": \"ImageRef\"}},"
+    "{\"id\": \"stylize1\", \"kind\": \"StylizeRemote\", \"params\": {\"steps\": 30},"
+    " \"inputs\": {\"image\": \"ImageRef\"}, \"outputs\": {\"image\": \"ImageRef\"}, \"resources\": {\"class\": \"remote\"}}],"
+    "\"edges\": [{\"from\": [\"load1\", \"image\"], \"to\": [\"stylize1\", \"image\"]}]}}";
+
+static void test_file_store_persists(void) {
+    char *folder = make_temp_folder();
+    char store[4096];
+    snprintf(store, sizeof store, "%s/engine.sqlite", folder);
+    json_t *config = json_pack("{s:s, s:{s:s, s:s}}", "store", store, "clock", "mode", "manual", "start",
+                               "2026-01-01T00:00:00.000Z");
+
+    wf_engine *engine = NULL;
+    int rc = wf_engine_open(&engine, config);
+    CHECK(rc == WF_OK, "a file store opens at a new path (the file is created)");
+    struct stat info;
+    CHECK(stat(store, &info) == 0, "the store file exists");
+    json_t *result = NULL;
+    CHECK(call(NULL, engine, "tool.register", loader_tool) == WF_OK, "tool.register ImageLoader");
+    CHECK(call(NULL, engine, "tool.register", stylize_tool) == WF_OK, "tool.register StylizeRemote");
+    rc = call(&result, engine, "template.register", two_node_template);
+    CHECK(rc == WF_OK, "template.register");
+    char *template_id = strdup(or_null(json_string_value(json_object_get(result, "templateId"))));
+    json_decref(result);
+    char export_args[256];
+    snprintf(export_args, sizeof export_args, "{\"templateId\": \"%s\"}", template_id);
+    rc = call(&result, engine, "template.export", export_args);
+    char *text_before = strdup(rc == WF_OK ? or_null(json_string_value(json_object_get(result, "text"))) : "");
+    json_decref(result);
+    CHECK(call(NULL, engine, "clock.advance", "{\"seconds\": 90}") == WF_OK, "clock.advance 90 s");
+    wf_engine_free(engine);
+    printf("engine freed and reopened on the same store:\n");
+
+    engine = NULL;
+    rc = wf_engine_open(&engine, config);
+    CHECK(rc == WF_OK && engine, "the store reopens");
+    rc = call(&result, engine, "template.list", NULL);
+    const json_t *templates = json_object_get(result, "templates");
+    CHECK(rc == WF_OK && json_array_size(templates) == 1, "template.list has the one template");
+    CHECK(str_eq(json_string_value(json_object_get(json_array_get(templates, 0), "templateId")), template_id),
+          "with the same templateId (%s)", template_id);
+    json_decref(result);
+    rc = call(&result, engine, "template.export", export_args);
+    CHECK(rc == WF_OK && str_eq(json_string_value(json_object_get(result, "text")), text_before),
+          "template.export gives the same canonical text");
+    json_decref(result);
+    rc = call(&result, engine, "tool.list", NULL);
+    const json_t *tools = json_object_get(result, "tools");
+    CHECK(rc == WF_OK && json_array_size(tools) == 2, "tool.list has both tools");
+    CHECK(str_eq(json_string_value(json_object_get(json_array_get(tools, 0), "kind")), "ImageLoader") &&
+              str_eq(json_string_value(json_object_get(json_array_get(tools, 1), "kind")), "StylizeRemote"),
+          "ImageLoader and StylizeRemote, sorted by kind");
+    json_decref(result);
+    rc = call(&result, engine, "template.register", two_node_template);
+    CHECK(rc == WF_OK && str_eq(json_string_value(json_object_get(result, "templateId")), template_id),
+          "registering the same template again gives the same templateId");
+    json_decref(result);
+    rc = call(&result, engine, "clock.now", NULL);
+    CHECK(rc == WF_OK && str_eq(json_string_value(json_object_get(result, "now")), "2026-01-01T00:01:30.000Z"),
+          "the manual clock resumes where the store left off (got %s)",
+          or_null(json_string_value(json_object_get(result, "now"))));
+    json_decref(result);
+    wf_engine_free(engine);
+
+    free(template_id);
+    free(text_before);
+    json_decref(config);
+    remove_store_files(folder, "engine.sqlite");
+    CHECK(rmdir(folder) == 0, "the temporary folder held nothing but the store files");
+    free(folder);
+}
+
+/* ---------------------------------------------------------------------------
+ * Test table and main
+ * ------------------------------------------------------------------------- */
+
+/* X(name, summary): CMake registers one ctest "abi.<name>" per line. */
+#define ABI_TESTS(X)                                                                                             \
+    X(ok_status, "a successful call returns WF_OK, a result and an ok error record")                            \
+    X(invalid_null_out, "WF_EINVALID for a NULL out-param of wf_engine_open / wf_engine_open_text")              \
+    X(invalid_null_engine, "WF_EINVALID for a NULL engine")                                                      \
+    X(invalid_null_op, "WF_EINVALID for a NULL op")                                                              \
+    X(invalid_empty_op, "WF_EINVALID for an empty op")                                                           \
+    X(invalid_op_utf8, "WF_EINVALID for an op name of invalid UTF-8")                                            \
+    X(invalid_args_utf8, "WF_EINVALID for argument strings of invalid UTF-8")                                    \
+    X(invalid_malformed_json_text, "WF_EINVALID for malformed JSON text (args and config)")                      \
+    X(invalid_non_object_args, "WF_EINVALID for args that are not an object (json_t and text)")                  \
+    X(invalid_deep_nesting, "WF_EINVALID, not a crash, for absurdly deep JSON (json_t and text)")          \
+    X(invalid_argument_type, "WF_EINVALID for wrongly typed or missing arguments, naming the argument")          \
+    X(invalid_config, "WF_EINVALID for bad config keys and values")                                              \
+    X(notfound_template, "WF_ENOTFOUND for an unknown template id")                                              \
+    X(state_clock_advance_system, "WF_ESTATE for clock.advance on a system-clock engine")                        \
+    X(template_cycle, "WF_ETEMPLATE cycleDetected with details.errors listing every error")                      \
+    X(store_missing_folder, "WF_ESTORE for a store inside a folder that does not exist")                         \
+    X(store_not_sqlite, "WF_ESTORE for a store path that is not an SQLite file")                                 \
+    X(unsupported_op, "WF_EUNSUPPORTED for an unknown op")                                                       \
+    X(status_names, "wf_status_name for every code and for unknown numbers")                                     \
+    X(error_record_ok_after_success, "wf_error_last is never NULL and reads {0, ok, \"\", {}} after a success")  \
+    X(error_record_fields, "every field of the error record is readable and consistent")                         \
+    X(error_record_per_thread, "each thread reads its own error record")                                         \
+    X(out_params_null_on_failure, "out-params are set to NULL on failure")                                       \
+    X(free_null_noop, "wf_free(NULL) and wf_engine_free(NULL) are no-ops")                                       \
+    X(version, "wf_libversion_number / wf_libversion agree with the header")                                     \
+    X(default_config, "a NULL config opens an engine with the defaults")                                         \
+    X(json_references, "args are borrowed; results are new references owned by the caller")                     \
+    X(threads_one_engine, "8 threads x 200 calls on one engine get consistent results")                          \
+    X(file_store_persists, "a file store keeps templates, tools and the clock across free + reopen")
+
+typedef struct test_case {
+    const char *name;
+    const char *summary;
+    void (*run)(void);
+} test_case;
+
+#define AS_ENTRY(name, summary) {#name, summary, test_##name},
+static const test_case tests[] = {ABI_TESTS(AS_ENTRY)};
+#define TEST_COUNT (sizeof tests / sizeof tests[0])
+
+static int run_test(const test_case *test) {
+    int before = checks_failed;
+    printf("== %s: %s\n", test->name, test->summary);
+    test->run();
+    int failed = checks_failed - before;
+    printf("-- %s: %s\n\n", test->name, failed ? "FAILED" : "passed");
+    fflush(stdout);
+    return failed == 0;
+}
+
+int main(int argc, char **argv) {
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    if (argc == 2 && strcmp(argv[1], "--list") == 0) {
+        for (size_t i = 0; i < TEST_COUNT; i++) printf("%s\t%s\n", tests[i].name, tests[i].summary);
+        return 0;
+    }
+    int failed_tests = 0, ran = 0;
+    if (argc == 1) {
+        for (size_t i = 0; i < TEST_COUNT; i++, ran++) failed_tests += !run_test(&tests[i]);
+    } else {
+        for (int a = 1; a < argc; a++) {
+            size_t i = 0;
+            while (i < TEST_COUNT && strcmp(tests[i].name, argv[a]) != 0) i++;
+            if (i == TEST_COUNT) {
+                fprintf(stderr, "abi_tests: no test named %s (see --list)\n", argv[a]);
+                return 2;
+            }
+            failed_tests += !run_test(&tests[i]);
+            ran++;
+        }
+    }
+    printf("%d of %d tests passed\n", ran - failed_tests, ran);
+    return failed_tests ? 1 : 0;
+}

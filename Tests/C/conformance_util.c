@@ -1,0 +1,191 @@
+/* conformance_util.c -- see conformance_util.h. */
+#include "conformance_util.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void *cu_xmalloc(size_t size) {
+    void *p = malloc(size ? size : 1);
+    if (!p) {
+        fprintf(stderr, "wf-conformance-c: out of memory\n");
+        exit(3);
+    }
+    return p;
+}
+
+void *cu_xrealloc(void *p, size_t size) {
+    void *q = realloc(p, size ? size : 1);
+    if (!q) {
+        fprintf(stderr, "wf-conformance-c: out of memory\n");
+        exit(3);
+    }
+    return q;
+}
+
+char *cu_xstrdup(const char *text) {
+    size_t length = strlen(text);
+    char *copy = cu_xmalloc(length + 1);
+    memcpy(copy, text, length + 1);
+    return copy;
+}
+
+json_t *cu_check_json(json_t *value) {
+    if (!value) {
+        fprintf(stderr, "wf-conformance-c: out of memory (JSON)\n");
+        exit(3);
+    }
+    return value;
+}
+
+static void reserve(cu_buf *buf, size_t extra) {
+    size_t needed = buf->length + extra + 1;
+    if (needed <= buf->capacity) return;
+    size_t capacity = buf->capacity ? buf->capacity : 64;
+    while (capacity < needed) capacity *= 2;
+    buf->data = cu_xrealloc(buf->data, capacity);
+    buf->capacity = capacity;
+}
+
+void cu_buf_append_n(cu_buf *buf, const char *text, size_t length) {
+    reserve(buf, length);
+    memcpy(buf->data + buf->length, text, length);
+    buf->length += length;
+    buf->data[buf->length] = '\0';
+}
+
+void cu_buf_append(cu_buf *buf, const char *text) { cu_buf_append_n(buf, text, strlen(text)); }
+
+void cu_buf_printf(cu_buf *buf, const char *format, ...) {
+    va_list args;
+    va_start(args, format);
+    va_list copy;
+    va_copy(copy, args);
+    int needed = vsnprintf(NULL, 0, format, copy);
+    va_end(copy);
+    if (needed > 0) {
+        reserve(buf, (size_t)needed);
+        vsnprintf(buf->data + buf->length, (size_t)needed + 1, format, args);
+        buf->length += (size_t)needed;
+    }
+    va_end(args);
+}
+
+const char *cu_buf_text(const cu_buf *buf) { return buf->data ? buf->data : ""; }
+
+void cu_buf_clear(cu_buf *buf) {
+    buf->length = 0;
+    if (buf->data) buf->data[0] = '\0';
+}
+
+void cu_buf_free(cu_buf *buf) {
+    free(buf->data);
+    buf->data = NULL;
+    buf->length = buf->capacity = 0;
+}
+
+/* The shortest "%.*g" text that reads back as the same double, written like
+ * Python's repr and Swift's description for the usual cases (4.0, 0.1, 1e-05). */
+static void append_real(cu_buf *buf, double value) {
+    if (!isfinite(value)) {
+        cu_buf_append(buf, "null");
+        return;
+    }
+    char text[40];
+    for (int precision = 1; precision <= 17; precision++) {
+        snprintf(text, sizeof text, "%.*g", precision, value);
+        if (strtod(text, NULL) == value) break;
+    }
+    cu_buf_append(buf, text);
+    if (!strpbrk(text, ".eEn")) cu_buf_append(buf, ".0");
+}
+
+static void append_string(cu_buf *buf, const char *text, size_t length) {
+    cu_buf_append(buf, "\"");
+    for (size_t i = 0; i < length; i++) {
+        unsigned char c = (unsigned char)text[i];
+        switch (c) {
+        case '"': cu_buf_append(buf, "\\\""); break;
+        case '\\': cu_buf_append(buf, "\\\\"); break;
+        case '\b': cu_buf_append(buf, "\\b"); break;
+        case '\f': cu_buf_append(buf, "\\f"); break;
+        case '\n': cu_buf_append(buf, "\\n"); break;
+        case '\r': cu_buf_append(buf, "\\r"); break;
+        case '\t': cu_buf_append(buf, "\\t"); break;
+        default:
+            if (c < 0x20) cu_buf_printf(buf, "\\u%04x", c);
+            else cu_buf_append_n(buf, (const char *)&text[i], 1);
+        }
+    }
+    cu_buf_append(buf, "\"");
+}
+
+static void append_json(cu_buf *buf, const json_t *value) {
+    switch (json_typeof(value)) {
+    case JSON_OBJECT: {
+        const char *key;
+        json_t *member;
+        int first = 1;
+        cu_buf_append(buf, "{");
+        json_object_foreach((json_t *)value, key, member) {
+            if (!first) cu_buf_append(buf, ",");
+            first = 0;
+            append_string(buf, key, strlen(key));
+            cu_buf_append(buf, ":");
+            append_json(buf, member);
+        }
+        cu_buf_append(buf, "}");
+        break;
+    }
+    case JSON_ARRAY: {
+        size_t index;
+        json_t *element;
+        cu_buf_append(buf, "[");
+        json_array_foreach(value, index, element) {
+            if (index) cu_buf_append(buf, ",");
+            append_json(buf, element);
+        }
+        cu_buf_append(buf, "]");
+        break;
+    }
+    case JSON_STRING: append_string(buf, json_string_value(value), json_string_length(value)); break;
+    case JSON_INTEGER: cu_buf_printf(buf, "%" JSON_INTEGER_FORMAT, json_integer_value(value)); break;
+    case JSON_REAL: append_real(buf, json_real_value(value)); break;
+    case JSON_TRUE: cu_buf_append(buf, "true"); break;
+    case JSON_FALSE: cu_buf_append(buf, "false"); break;
+    case JSON_NULL: cu_buf_append(buf, "null"); break;
+    }
+}
+
+void cu_buf_append_json(cu_buf *buf, const json_t *value, size_t max_chars) {
+    if (!value) {
+        cu_buf_append(buf, "nothing");
+        return;
+    }
+    size_t start = buf->length;
+    append_json(buf, value);
+    if (max_chars > 0 && buf->length - start > max_chars) {
+        /* Cut at a UTF-8 character boundary. */
+        size_t cut = start + max_chars;
+        while (cut > start && ((unsigned char)buf->data[cut] & 0xC0) == 0x80) cut--;
+        buf->length = cut;
+        buf->data[cut] = '\0';
+        cu_buf_append(buf, "...");
+    }
+}
+
+char *cu_json_compact(const json_t *value) {
+    cu_buf buf = {0};
+    cu_buf_append_json(&buf, value, 0);
+    return buf.data ? buf.data : cu_xstrdup("");
+}
+
+size_t cu_utf8_length(const char *text, size_t length) {
+    size_t count = 0;
+    for (size_t i = 0; i < length; i++) {
+        if (((unsigned char)text[i] & 0xC0) != 0x80) count++;
+    }
+    return count;
+}

@@ -1,0 +1,90 @@
+# ctest helper: runs a command and checks its exit code and the lines it prints.
+#
+#   cmake -DCOMMAND=prog^arg1^arg2     (the command line, arguments separated by ^)
+#         -DEXPECT_EXIT=<code>
+#         [-DEXPECT_LINE=<line>]        (one expected line)
+#         [-DEXPECT_FILE=<file>]        (expected lines, one per line of the file)
+#         [-DFIXTURE=<path>]            (replaces @FIXTURE@ in expected lines)
+#         -P CheckOutput.cmake
+#
+# Expected lines must appear as whole lines of stdout, in the given order. A line ending
+# in "..." only has to start an output line. Text is handled as strings, never as CMake
+# lists, so output with ';' or brackets is compared as is.
+cmake_minimum_required(VERSION 3.25)
+string(REPLACE "^" ";" command "${COMMAND}")
+execute_process(COMMAND ${command}
+  OUTPUT_VARIABLE output
+  ERROR_VARIABLE errors
+  RESULT_VARIABLE exit_code)
+message("${output}")
+if(NOT errors STREQUAL "")
+  message("stderr:\n${errors}")
+endif()
+
+set(expected "")
+if(DEFINED EXPECT_LINE)
+  string(APPEND expected "${EXPECT_LINE}\n")
+endif()
+if(DEFINED EXPECT_FILE)
+  file(READ "${EXPECT_FILE}" file_text)
+  string(APPEND expected "${file_text}")
+endif()
+if(DEFINED FIXTURE)
+  string(REPLACE "@FIXTURE@" "${FIXTURE}" expected "${expected}")
+endif()
+
+set(failed FALSE)
+if(NOT exit_code STREQUAL "${EXPECT_EXIT}")
+  message("expected exit code ${EXPECT_EXIT}, got ${exit_code}")
+  set(failed TRUE)
+endif()
+
+set(remaining "\n${output}")
+while(NOT expected STREQUAL "")
+  string(FIND "${expected}" "\n" newline)
+  if(newline EQUAL -1)
+    set(line "${expected}")
+    set(expected "")
+  else()
+    string(SUBSTRING "${expected}" 0 ${newline} line)
+    math(EXPR newline "${newline} + 1")
+    string(SUBSTRING "${expected}" ${newline} -1 expected)
+  endif()
+  if(line STREQUAL "")
+    continue()
+  endif()
+
+  string(LENGTH "${line}" length)
+  set(prefix_only FALSE)
+  if(length GREATER 3)
+    math(EXPR cut "${length} - 3")
+    string(SUBSTRING "${line}" ${cut} 3 tail)
+    if(tail STREQUAL "...")
+      string(SUBSTRING "${line}" 0 ${cut} line)
+      set(prefix_only TRUE)
+    endif()
+  endif()
+  if(prefix_only)
+    string(FIND "${remaining}" "\n${line}" at)
+  else()
+    string(FIND "${remaining}" "\n${line}\n" at)
+  endif()
+  if(at EQUAL -1)
+    message("missing from the output (or out of order):\n  ${line}")
+    set(failed TRUE)
+  else()
+    # Continue after the matched line.
+    math(EXPR at "${at} + 1")
+    string(SUBSTRING "${remaining}" ${at} -1 remaining)
+    string(FIND "${remaining}" "\n" end)
+    if(end EQUAL -1)
+      set(remaining "")
+    else()
+      string(SUBSTRING "${remaining}" ${end} -1 remaining)
+    endif()
+  endif()
+endwhile()
+
+if(failed)
+  message(FATAL_ERROR "output check failed for: ${COMMAND}")
+endif()
