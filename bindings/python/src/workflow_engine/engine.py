@@ -1,0 +1,166 @@
+"""The :class:`Engine`: one ``wf_engine`` handle and the ops called on it."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from types import TracebackType
+from typing import Any
+
+from ._ffi import c_text, ffi, lib
+from .errors import EINVALID, InternalError, InvalidError, check_error
+
+
+def library_version() -> str:
+    """The library's version text, e.g. "0.1.0" (``wf_libversion()``)."""
+    return c_text(lib.wf_libversion())
+
+
+def _to_json(value: Mapping[str, Any] | None, what: str) -> bytes | None:
+    """Serialise a config or args mapping to JSON text; TypeError if it is not JSON."""
+    if value is None:
+        return None
+    if not isinstance(value, Mapping):
+        raise TypeError(f"{what} must be a dict or None, not {type(value).__name__}")
+    try:
+        return json.dumps(dict(value), allow_nan=False).encode("utf-8")
+    except (TypeError, ValueError) as error:
+        raise TypeError(f"{what} cannot be serialised as JSON: {error}") from error
+
+
+def _op_name(op: object) -> bytes:
+    if not isinstance(op, str):
+        raise TypeError(f"op must be a str, not {type(op).__name__}")
+    if "\0" in op:
+        raise ValueError("op must not contain NUL characters")
+    return op.encode("utf-8", errors="surrogatepass")
+
+
+def _take_text(out: Any) -> str:
+    """Copy the library-allocated text in ``*out`` and release it with wf_free()."""
+    pointer = out[0]
+    if pointer == ffi.NULL:
+        raise InternalError("the library reported success but returned no result text")
+    try:
+        return c_text(pointer)
+    finally:
+        lib.wf_free(pointer)
+
+
+class _Guard:
+    """Lets calls run concurrently but makes close() wait for calls in flight.
+
+    The library serialises calls on one handle itself; what it forbids is freeing a handle
+    while another thread is calling it, which this guard rules out.
+    """
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._active = 0
+        self.closed = False
+
+    @contextmanager
+    def call(self) -> Iterator[None]:
+        with self._cond:
+            if self.closed:
+                raise InvalidError("the engine is closed", status=EINVALID, code="engineClosed")
+            self._active += 1
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._active -= 1
+                self._cond.notify_all()
+
+    def close(self) -> bool:
+        """Mark closed and wait for calls in flight; False if it was already closed."""
+        with self._cond:
+            if self.closed:
+                return False
+            self.closed = True
+            self._cond.wait_for(lambda: self._active == 0)
+            return True
+
+
+class Engine:
+    """An open workflow engine.
+
+    ``Engine(config)`` opens one (``wf_engine_open_text``) with ``config`` as JSON, e.g.
+    ``{"store": "wf.sqlite", "clock": {"mode": "manual", "start": "2026-01-01T00:00:00.000Z"}}``;
+    ``None`` means every default (in-memory store, system clock).
+
+    Ownership: the handle belongs to this object. :meth:`close` frees it; an engine that is
+    never closed is freed by a cffi finaliser when it is garbage-collected. Every state
+    change is committed by the call that made it, so neither path loses anything.
+
+    Threads: :meth:`call` may be used from several threads at once (the library serialises
+    calls on a handle). :meth:`close` waits for calls in flight.
+    """
+
+    def __init__(self, config: Mapping[str, Any] | None = None) -> None:
+        config_json = _to_json(config, "config")
+        out = ffi.new("wf_engine **")
+        check_error(lib.wf_engine_open_text(out, config_json if config_json is not None else ffi.NULL))
+        self._handle: Any = ffi.gc(out[0], lib.wf_engine_free)
+        self._guard = _Guard()
+
+    def call(self, op: str, args: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """Call the op ``op`` (e.g. "template.register") with ``args``; return its result.
+
+        Raises TypeError for a non-str op or args that are not a JSON-serialisable dict,
+        and a :class:`~workflow_engine.WorkflowError` subclass when the engine refuses.
+        """
+        name = _op_name(op)
+        return self._call(name, _to_json(args, "args"))
+
+    def call_json(self, op: str, args_json: str | None) -> dict[str, Any]:
+        """Like :meth:`call`, with the arguments given as JSON text passed through unchecked.
+
+        For hosts that already hold JSON text, and for exercising the engine's own checks
+        (``"[1]"`` is the engine's WF_EINVALID, not a Python TypeError).
+        """
+        if args_json is not None and not isinstance(args_json, str):
+            raise TypeError(f"args_json must be a str or None, not {type(args_json).__name__}")
+        text = None if args_json is None else args_json.encode("utf-8", errors="surrogatepass")
+        return self._call(_op_name(op), text)
+
+    def _call(self, op: bytes, args_json: bytes | None) -> dict[str, Any]:
+        out = ffi.new("char **")
+        with self._guard.call():
+            status = lib.wf_call_text(out, self._handle, op, args_json if args_json is not None else ffi.NULL)
+            check_error(status)  # same thread, straight after the call: the record is ours
+            result = json.loads(_take_text(out))
+        if not isinstance(result, dict):
+            raise InternalError(f"the library returned a {type(result).__name__}, not a JSON object")
+        return result
+
+    def close(self) -> None:
+        """Free the engine. Idempotent; later calls raise InvalidError ("engineClosed")."""
+        if not self._guard.close():
+            return
+        handle, self._handle = self._handle, None
+        ffi.gc(handle, None)  # disarm the finaliser, so the handle is freed exactly once: here
+        lib.wf_engine_free(handle)
+
+    @property
+    def closed(self) -> bool:
+        """True once :meth:`close` has run."""
+        return self._guard.closed
+
+    @property
+    def version(self) -> str:
+        """The library's version text, e.g. "0.1.0"."""
+        return library_version()
+
+    def __enter__(self) -> Engine:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"<workflow_engine.Engine {'closed' if self.closed else 'open'}>"
