@@ -1,0 +1,31 @@
+import Foundation
+
+/// Timing helpers: figures are medians of repeated runs, reported as ratios against a baseline
+/// measured in the same run (machines are shared and noisy).
+enum Measure {
+    /// Median wall time in seconds of `repeats` runs of `body` (after one warm-up).
+    static func median(repeats: Int, _ body: () throws -> Void) rethrows -> Double {
+        try body()
+        var samples: [Double] = []
+        for _ in 0..<repeats {
+            let start = DispatchTime.now().uptimeNanoseconds
+            try body()
+            samples.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
+        }
+        samples.sort()
+        return samples[samples.count / 2]
+    }
+
+    static func ms(_ seconds: Double) -> String { String(format: "%.2f ms", seconds * 1000) }
+    static func us(_ seconds: Double) -> String { String(format: "%.1f µs", seconds * 1e6) }
+
+    static func verdict(_ ok: Bool) -> String { ok ? "meets goal" : "MISSES goal" }
+
+    /// The p-th percentile (0…100) of samples.
+    static func percentile(_ samples: [Double], _ p: Double) -> Double {
+        guard !samples.isEmpty else { return 0 }
+        let sorted = samples.sorted()
+        let i = min(sorted.count - 1, Int((p / 100 * Double(sorted.count - 1)).rounded()))
+        return sorted[i]
+    }
+}
