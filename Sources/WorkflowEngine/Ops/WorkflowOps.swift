@@ -31,6 +31,20 @@ extension Engine {
             return try uow.executor(for: wf).workflowJSON(wf)
         },
 
+        // workflow.detail {workflowId} → {workflowId, title, status, stepsDone, stepsTotal, pollingPaused,
+        // toolbar, cards}: the ToolCards in graph order (DESIGN §7), computed from persisted state.
+        "workflow.detail": OpHandler(mutates: false, args: ["workflowId"]) { (_, uow, args) throws(EngineError) -> JSON in
+            let wf = try uow.requireWorkflow(try args.string("workflowId"))
+            let executor = try uow.executor(for: wf)
+            var cards: [JSON] = []
+            cards.reserveCapacity(wf.nodes.count)
+            for n in executor.graph.order { cards.append(try executor.card(wf, n)) }
+            return ["workflowId": .string(wf.workflowId), "title": .string(wf.title), "status": .string(wf.status.rawValue),
+                    "stepsDone": JSON(wf.nodes.filter { $0.state == .succeeded || $0.state == .skipped }.count),
+                    "stepsTotal": JSON(wf.nodes.count), "pollingPaused": .bool(wf.pollingPaused),
+                    "updatedAt": JSON(wf.updatedAt), "toolbar": try executor.toolbar(wf), "cards": .array(cards)]
+        },
+
         // workflow.list {search?, filter?: all|active|done|failed, sort?: recent|name, includeArchived?} → {rows}
         "workflow.list": OpHandler(mutates: false, args: ["search", "filter", "sort", "includeArchived", "limit"]) { (_, uow, args) throws(EngineError) -> JSON in
             try listWorkflows(uow, args)

@@ -20,7 +20,7 @@ enum Templates {
         "schema": "app.workflow/v2", "name": "chain",
         "nodes": [
             ["id": "A", "kind": "Text", "params": ["text": "a"], "outputs": ["text": "TextRef"]],
-            ["id": "B", "kind": "Uppercase", "inputs": ["text": "TextRef"], "outputs": ["text": "TextRef"]],
+            ["id": "B", "kind": "Uppercase", "title": "Make it loud", "inputs": ["text": "TextRef"], "outputs": ["text": "TextRef"]],
             ["id": "C", "kind": "Append", "params": ["suffix": "!"], "inputs": ["text": "TextRef"], "outputs": ["text": "TextRef"]],
         ],
         "edges": [

@@ -1,0 +1,292 @@
+/// Colour roles of the UI specification's state table (Appendix B §6). Shells map them to
+/// their palette; the engine only says which.
+public enum Tone: String, Sendable {
+    case orange, blue, green, red, gray, neutral
+}
+
+/// What a ToolCard shows (DESIGN §7), computed entirely from persisted state: a shell renders it
+/// and decides nothing. Times are absolute; "updated 2m ago" is the shell's arithmetic.
+extension Executor {
+    /// The card of node `n`.
+    public func card(_ wf: Workflow, _ n: Int) throws(EngineError) -> JSON {
+        let node = wf.nodes[n]
+        let t = graph.nodes[n]
+        let run = wf.run(node.currentRunId)
+        let openAwait = wf.awaits.last { $0.nodeId == node.nodeId && $0.isOpen }
+        let gate = try self.gate(wf, n)
+        let look = appearance(node, run: run, t: t)
+        var o = JSONObject(minimumCapacity: 24)
+        o["nodeId"] = .string(node.nodeId)
+        o["title"] = .string(t.displayTitle)
+        o["kind"] = .string(t.kind)
+        o["state"] = .string(node.state.rawValue)
+        o["chip"] = ["text": .string(look.chip), "tone": .string(look.tone.rawValue)]
+        o["border"] = .string(look.border.rawValue)
+        o["fill"] = .string(look.fill)
+        o["progress"] = look.progress.map { .double($0) } ?? .null
+        o["statusText"] = .string(look.status)
+        o["blockedReason"] = node.state == .blocked ? (node.blockedReason?.json ?? .null) : .null
+        var missing: [String] = []
+        if case let .blocked(_, m) = gate, !node.state.isInFlight { missing = m }
+        o["missingInputs"] = JSON(missing)
+        o["paramDigest"] = .string(paramDigest(wf, n))
+        o["lastResult"] = lastResult(wf, node)
+        if let e = node.lastError {
+            var error = e.json.objectValue ?? [:]
+            error["hint"] = JSON(e.hint ?? Executor.hint(forCode: e.code))
+            o["lastError"] = .object(error)
+        } else {
+            o["lastError"] = .null
+        }
+        o["actions"] = .object(try actions(wf, n, run: run, gate: gate, openAwait: openAwait))
+        o["logTail"] = JSON(Array((run?.logTail ?? []).suffix(6)))
+        o["outputs"] = .object(JSONObject(uniqueKeysWithValues: node.outputs.sorted { $0.key < $1.key }
+            .map { ($0.key, JSON.string($0.value)) }))
+        o["history"] = .array(wf.runs(of: node.nodeId).suffix(3).reversed().map(historyEntry))
+        o["awaitId"] = JSON(openAwait?.awaitId)
+        o["interactive"] = .bool(t.isInteractive)
+        o["resourceClass"] = .string(t.resourceClass.rawValue)
+        o["attempts"] = JSON(node.attempts)
+        o["updatedAt"] = JSON(node.updatedAt)
+        return .object(o)
+    }
+
+    struct Appearance {
+        enum Border: String { case orange, blue, clear, red, gray, none }
+        var chip: String
+        var tone: Tone
+        var border: Border
+        var fill: String
+        var progress: Double?
+        var status: String
+    }
+
+    /// Chip, colours, progress and status line per the state table.
+    func appearance(_ node: NodeInstance, run: Run?, t: TemplateNode) -> Appearance {
+        let queued = run.map { $0.status == .queued } ?? false
+        func percent(_ p: Double?) -> String { p.map { " \(Int(($0 * 100).rounded()))%" } ?? "" }
+        switch node.state {
+        case .awaitingUser:
+            return Appearance(chip: "Needs your input", tone: .orange, border: .orange, fill: "orange15", progress: nil,
+                              status: "Needs your input")
+        case .queuedRemote:
+            let status: String
+            if let run, run.status == .retryWait, let at = run.nextAttemptAt {
+                status = "Retrying at \(at.rfc3339) (retry \(run.submitFailures) of \(RetryPolicy.maxSubmitRetries))"
+            } else if let run, run.reconnecting {
+                status = "Reconnecting…"
+            } else if queued && !ctx.isOnline {
+                status = "Offline — waiting for the network"
+            } else if queued {
+                status = "Waiting for a remote slot"
+            } else if run?.status == .submitting {
+                status = "Submitting…"
+            } else {
+                status = "Queued at the provider"
+            }
+            return Appearance(chip: "Queued", tone: .blue, border: .blue, fill: "blue15", progress: nil, status: status)
+        case .runningRemote, .runningLocal:
+            let reconnecting = run?.reconnecting ?? false
+            let status = reconnecting ? "Reconnecting…" : "Running" + percent(run?.progress)
+            return Appearance(chip: reconnecting ? "Reconnecting…" : "Running" + percent(run?.progress), tone: .blue,
+                              border: .blue, fill: "blue15", progress: run?.progress, status: status)
+        case .downloading:
+            let reconnecting = run?.reconnecting ?? false
+            return Appearance(chip: "Downloading", tone: .blue, border: .blue, fill: "blue15", progress: nil,
+                              status: reconnecting ? "Reconnecting…" : "Downloading results")
+        case .succeeded:
+            return Appearance(chip: "Done", tone: .green, border: .clear, fill: "neutral", progress: 1, status: "Done")
+        case .failed:
+            let code = node.lastError?.code ?? "failed"
+            return Appearance(chip: code, tone: .red, border: .red, fill: "neutral", progress: nil,
+                              status: node.lastError?.message ?? "Failed")
+        case .blocked:
+            let reason = node.blockedReason
+            return Appearance(chip: "Blocked: \(Executor.shortReason(reason?.code))", tone: .gray, border: .gray,
+                              fill: "neutral", progress: nil, status: reason?.message ?? "Blocked")
+        case .ready:
+            return Appearance(chip: queued ? "Queued" : "Ready", tone: .neutral, border: .none, fill: "neutral",
+                              progress: nil, status: queued ? "Waiting for a local slot" : "Ready to run")
+        case .cancelled:
+            return Appearance(chip: "Cancelled", tone: .gray, border: .none, fill: "neutral", progress: nil,
+                              status: node.lastError?.message ?? "Cancelled")
+        case .skipped:
+            return Appearance(chip: "Skipped", tone: .gray, border: .none, fill: "neutral", progress: nil,
+                              status: "Skipped; its outputs are absent")
+        }
+    }
+
+    /// The reason on a blocked chip, in two or three words.
+    static func shortReason(_ code: String?) -> String {
+        switch code {
+        case BlockedReason.inputChanged: return "Input changed"
+        case BlockedReason.upstreamFailed: return "Upstream failed"
+        case BlockedReason.toolNotInstalled: return "Tool not installed"
+        case BlockedReason.offline: return "Offline"
+        case "inputAssetGone": return "Input deleted"
+        default: return "Waiting for input"
+        }
+    }
+
+    /// A plain-language hint for a failure code, when the failure brought none.
+    public static func hint(forCode code: String) -> String {
+        switch code {
+        case "interrupted": return "Retry to run it again with the same inputs."
+        case "providerUnavailable": return "The service may be overloaded; wait a few minutes, then Retry."
+        case "providerRejected": return "Check the parameters and inputs, then Retry."
+        case "awaitExpired": return "Re-run the step to ask again."
+        case "inputAssetGone": return "An input was deleted; use Re-run with latest."
+        case "missingOutput": return "The tool reported success without an output; Retry, or check the tool."
+        case "OOM", "outOfMemory": return "Try a smaller resolution."
+        default: return "Retry, or Re-run with latest after changing parameters."
+        }
+    }
+
+    /// `res=1024×1024 · steps=30 · cfg=4.0`: the summary params (the node's, else its tool's) with
+    /// their effective values.
+    public func paramDigest(_ wf: Workflow, _ n: Int) -> String {
+        let t = graph.nodes[n]
+        let names = t.summaryParams ?? ctx.tool(t.kind)?.summaryParams ?? []
+        let params = effectiveParams(wf, n)
+        return names.compactMap { name in params[name].map { "\(name)=\(Executor.digestValue($0))" } }
+            .joined(separator: " · ")
+    }
+
+    static func digestValue(_ v: JSON) -> String {
+        switch v {
+        case let .string(s): return s
+        case let .int(i): return String(i)
+        case let .double(d): return d.rounded() == d && abs(d) < 1e15 ? String(format1: d) : String(d)
+        case let .bool(b): return b ? "on" : "off"
+        case .null: return "–"
+        default: return v.compactText
+        }
+    }
+
+    func lastResult(_ wf: Workflow, _ node: NodeInstance) -> JSON {
+        guard let run = wf.runs.last(where: { $0.nodeId == node.nodeId && $0.status == .succeeded && !$0.outputs.isEmpty })
+        else { return .null }
+        let port = run.outputs.keys.sorted().first!
+        let type = (try? ctx.asset(run.outputs[port]!))??.type
+            ?? graph.node(node.nodeId)?.outputs.port(named: port)?.type ?? "FileRef"
+        return ["type": .string(type), "at": JSON(run.finishedAt), "port": .string(port), "assetId": .string(run.outputs[port]!)]
+    }
+
+    func historyEntry(_ run: Run) -> JSON {
+        ["runId": .string(run.runId), "number": JSON(run.number), "status": .string(run.status.rawValue),
+         "trigger": .string(run.trigger.rawValue), "startedAt": JSON(run.startedAt), "finishedAt": JSON(run.finishedAt),
+         "durationSeconds": run.durationSeconds.map { .double($0) } ?? .null]
+    }
+
+    // MARK: Actions
+
+    /// Each action a card offers, with whether it is enabled and, when not, why.
+    func actions(_ wf: Workflow, _ n: Int, run: Run?, gate: Gate, openAwait: AwaitRequest?) throws(EngineError)
+        -> JSONObject
+    {
+        let node = wf.nodes[n]
+        let t = graph.nodes[n]
+        let busy = node.state.isInFlight || isQueued(wf, n)
+        func action(_ enabled: Bool, _ reason: String?) -> JSON {
+            enabled ? ["enabled": true] : ["enabled": false, "reason": JSON(reason)]
+        }
+        var busyReason: String {
+            switch node.state {
+            case .awaitingUser: return "Needs your input first"
+            case .runningLocal, .runningRemote: return "Running"
+            case .downloading: return "Downloading results"
+            default: return "Already queued"
+            }
+        }
+        var blockedReason: String? {
+            if case let .blocked(reason, _) = gate { return reason.message }
+            return nil
+        }
+        var o = JSONObject()
+        // Run: a ready node, or one with a result, whose inputs are available.
+        if busy {
+            o["run"] = action(false, busyReason)
+        } else if let reason = blockedReason {
+            o["run"] = action(false, reason)
+        } else {
+            o["run"] = action(true, nil)
+        }
+        o["cancel"] = action(busy, "Nothing is running")
+        // Retry (same inputs).
+        let previous = lastRunWithInputs(wf, n)
+        if busy {
+            o["retry"] = action(false, busyReason)
+        } else if let previous {
+            var gone: String?
+            for port in previous.inputs.keys.sorted() where try ctx.asset(previous.inputs[port]!) == nil {
+                gone = port
+                break
+            }
+            if let gone {
+                o["retry"] = action(false, "The \(gone) input of the last run was deleted")
+            } else if t.resourceClass == .remote, !t.isInteractive, !ctx.isOnline {
+                o["retry"] = action(false, "Offline")
+            } else {
+                o["retry"] = action(true, nil)
+            }
+        } else {
+            o["retry"] = action(false, "Nothing to retry yet")
+        }
+        // Re-run with latest: like Run, for a node that ran before.
+        if busy {
+            o["rerunLatest"] = action(false, busyReason)
+        } else if previous == nil {
+            o["rerunLatest"] = action(false, "Not run yet; use Run")
+        } else if let reason = blockedReason {
+            o["rerunLatest"] = action(false, reason)
+        } else {
+            o["rerunLatest"] = action(true, nil)
+        }
+        // Await actions.
+        if let a = openAwait {
+            if let c = liveClaim(a) {
+                o["openEditor"] = ["enabled": true, "claimedBy": .string(c.claimant), "leaseExpiresAt": JSON(c.leaseExpiresAt)]
+            } else {
+                o["openEditor"] = action(true, nil)
+            }
+            if a.snoozeCount >= ctx.settings.maxSnoozes {
+                o["snooze"] = action(false, "Snoozed \(ctx.settings.maxSnoozes) times already")
+            } else if a.status == .snoozed {
+                o["snooze"] = action(false, "Already snoozed until \(a.snoozeUntil?.rfc3339 ?? "later")")
+            } else {
+                o["snooze"] = action(true, nil)
+            }
+            o["skip"] = action(a.skippable, "This request cannot be skipped")
+        } else {
+            let none = t.isInteractive ? "No request is waiting" : "This step needs no input"
+            o["openEditor"] = action(false, none)
+            o["snooze"] = action(false, none)
+            o["skip"] = action(false, none)
+        }
+        return o
+    }
+
+    /// The detail toolbar: Run all ready, Pause/Resume polling (with its tooltip), Duplicate.
+    public func toolbar(_ wf: Workflow) throws(EngineError) -> JSON {
+        var anyReady = false
+        for n in graph.order where wf.nodes[n].state == .ready && !isQueued(wf, n) {
+            anyReady = true
+            break
+        }
+        let hasLiveJobs = wf.runs.contains { $0.status.hasLiveJob }
+        return [
+            "runAllReady": anyReady ? ["enabled": true] : ["enabled": false, "reason": "No step is ready"],
+            "polling": ["label": .string(wf.pollingPaused ? "Resume polling" : "Pause polling"),
+                        "paused": .bool(wf.pollingPaused), "enabled": .bool(hasLiveJobs || wf.pollingPaused),
+                        "tooltip": "Pauses status checks only; remote job continues running."],
+            "duplicate": ["enabled": true],
+        ]
+    }
+}
+
+extension String {
+    /// A whole real with one decimal: `4.0`.
+    init(format1 d: Double) {
+        self = String(Int64(d)) + ".0"
+    }
+}

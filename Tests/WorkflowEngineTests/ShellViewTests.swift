@@ -1,0 +1,263 @@
+import Foundation
+import Logging
+import WorkflowCore
+import WorkflowEngine
+import XCTest
+
+private func card(_ h: Harness, _ wf: String, _ nodeId: String) -> JSON {
+    let cards = h.call("workflow.detail", ["workflowId": .string(wf)])["cards"]?.arrayValue ?? []
+    return cards.first { $0["nodeId"]?.stringValue == nodeId } ?? .null
+}
+
+/// TEST PLAN §7 (ToolCards render per the state table) and steps 12–13 of the implementation
+/// plan (screens render from persisted state).
+final class ToolCardTests: XCTestCase {
+    func testCardsRenderTheStateTable() throws {
+        let h = try Harness(file: true)
+        Templates.registerStylizeTools(h)
+        h.register(tool: "Job", outputs: ["out": "ImageRef"], remote: true)
+        let wf = h.create(h.register(template: Templates.stylize))
+        // Blocked: grey, "Blocked: reason", Run disabled with the waiting reason.
+        let blocked = card(h, wf, "stylize1")
+        XCTAssertEqual(blocked["chip"], ["text": "Blocked: Waiting for input", "tone": "gray"])
+        XCTAssertEqual(blocked["border"], "gray")
+        XCTAssertEqual(blocked["statusText"], "Waiting for image from 'load1', mask from 'mask1'")
+        XCTAssertEqual(blocked["missingInputs"], ["image", "mask"])
+        XCTAssertEqual(blocked["actions"]?["run"], ["enabled": false, "reason": "Waiting for image from 'load1', mask from 'mask1'"])
+        XCTAssertEqual(blocked["paramDigest"], "res=1024×1024 · steps=30 · cfg=4.0")
+        // Running (local): blue; then Succeeded: green "Done".
+        h.call("node.run", ["workflowId": .string(wf), "nodeId": "load1"])
+        let run = h.effects("local.run")[0]
+        let running = card(h, wf, "load1")
+        XCTAssertEqual(running["chip"], ["text": "Running", "tone": "blue"])
+        XCTAssertEqual(running["border"], "blue")
+        XCTAssertEqual(running["progress"], .null, "indeterminate")
+        XCTAssertEqual(running["actions"]?["cancel"], ["enabled": true])
+        h.call("local.completed", ["runId": run["runId"]!, "outputs": ["image": ["type": "ImageRef", "uri": "file:///p.png"]]])
+        let done = card(h, wf, "load1")
+        XCTAssertEqual(done["chip"], ["text": "Done", "tone": "green"])
+        XCTAssertEqual(done["border"], "clear")
+        XCTAssertEqual(done["lastResult"]?["type"], "ImageRef")
+        XCTAssertEqual(done["history"]?.arrayValue?.count, 1)
+        // Awaiting: orange, "Needs your input"; the editor opens on a tap, which claims.
+        let awaiting = card(h, wf, "mask1")
+        XCTAssertEqual(awaiting["chip"], ["text": "Needs your input", "tone": "orange"])
+        XCTAssertEqual(awaiting["border"], "orange")
+        XCTAssertEqual(awaiting["fill"], "orange15")
+        XCTAssertEqual(awaiting["actions"]?["openEditor"], ["enabled": true])
+        XCTAssertEqual(awaiting["actions"]?["skip"], ["enabled": false, "reason": "This request cannot be skipped"])
+        let awaitId = awaiting["awaitId"]!
+        h.call("await.claim", ["awaitId": awaitId, "claimant": "phone"])
+        XCTAssertEqual(card(h, wf, "mask1")["actions"]?["openEditor"]?["claimedBy"], "phone")
+        h.call("await.complete", ["awaitId": awaitId, "claimant": "phone", "result": ["asset": ["type": "MaskRef", "uri": "file:///m.png"]]])
+        // Running (remote) with progress, then Failed: red chip with the code and a hint.
+        h.call("node.run", ["workflowId": .string(wf), "nodeId": "stylize1"])
+        let submit = h.effects("remote.submit")[0]
+        h.call("job.submitted", ["runId": submit["runId"]!, "jobId": "j1"])
+        h.call("job.update", ["jobId": "j1", "status": "running", "progress": 0.42,
+                              "logTail": ["step 12/30", "user jane@example.com uploaded IMG_0042.HEIC"]])
+        let remote = card(h, wf, "stylize1")
+        XCTAssertEqual(remote["chip"], ["text": "Running 42%", "tone": "blue"])
+        XCTAssertEqual(remote["statusText"], "Running 42%")
+        XCTAssertEqual(remote["progress"], 0.42)
+        XCTAssertEqual(remote["logTail"], ["step 12/30", "user [email] uploaded [file]"], "redacted")
+        h.call("job.transportError", ["jobId": "j1", "httpStatus": 502])
+        XCTAssertEqual(card(h, wf, "stylize1")["statusText"], "Reconnecting…")
+        h.call("job.update", ["jobId": "j1", "status": "failed", "error": ["code": "OOM", "message": "Out of memory."]])
+        let failed = card(h, wf, "stylize1")
+        XCTAssertEqual(failed["chip"], ["text": "OOM", "tone": "red"])
+        XCTAssertEqual(failed["border"], "red")
+        XCTAssertEqual(failed["lastError"]?["hint"], "Try a smaller resolution.")
+        XCTAssertEqual(failed["actions"]?["retry"], ["enabled": true])
+        // Cards come out identical after reopening: nothing is held only in memory.
+        let before = h.call("workflow.detail", ["workflowId": .string(wf)])
+        try h.reopen()
+        XCTAssertEqual(h.call("workflow.detail", ["workflowId": .string(wf)]), before)
+        try h.crash()
+        XCTAssertEqual(h.call("workflow.detail", ["workflowId": .string(wf)]), before)
+    }
+
+    func testPausePollingTogglesTheLabelAndTheJobContinues() throws {
+        let h = try Harness()
+        h.register(tool: "StylizeRemote", outputs: ["image": "ImageRef"], remote: true)
+        let wf = h.create(h.register(template: Templates.oneRemote()))
+        h.call("workflow.runAllReady", ["workflowId": .string(wf)])
+        h.call("job.submitted", ["runId": h.effects("remote.submit")[0]["runId"]!, "jobId": "j"])
+        let toolbar = h.call("workflow.detail", ["workflowId": .string(wf)])["toolbar"]
+        XCTAssertEqual(toolbar?["polling"]?["label"], "Pause polling")
+        XCTAssertEqual(toolbar?["polling"]?["tooltip"], "Pauses status checks only; remote job continues running.")
+        h.call("workflow.setPolling", ["workflowId": .string(wf), "paused": true])
+        XCTAssertEqual(h.call("workflow.detail", ["workflowId": .string(wf)])["toolbar"]?["polling"]?["label"], "Resume polling")
+        XCTAssertEqual(h.state(wf, "stylize1"), "queuedRemote", "the job continues remotely")
+        XCTAssertEqual(card(h, wf, "stylize1")["actions"]?["cancel"], ["enabled": true])
+    }
+
+    func testOfflineDisablesRunOfRemoteStepsWithAReason() throws {
+        let h = try Harness()
+        h.register(tool: "StylizeRemote", outputs: ["image": "ImageRef"], remote: true)
+        let wf = h.create(h.register(template: Templates.oneRemote()))
+        h.call("network.set", ["online": false])
+        XCTAssertEqual(card(h, wf, "stylize1")["actions"]?["run"], ["enabled": false, "reason": "Offline"])
+        XCTAssertEqual(card(h, wf, "stylize1")["chip"], ["text": "Blocked: Offline", "tone": "gray"])
+    }
+}
+
+/// The Workflows list: search, filter, sort, archived, rows.
+final class WorkflowListTests: XCTestCase {
+    func testSearchFilterSortArchivedAndRows() throws {
+        let h = try Harness()
+        Templates.registerTextTools(h)
+        let tpl = h.register(template: Templates.chain)
+        let a = h.create(tpl, ["title": "Beach photos"])
+        h.advance(1)
+        let b = h.create(tpl, ["title": "Album covers"])
+        h.advance(1)
+        let c = h.create(tpl, ["title": "Zebra"])
+        h.call("workflow.runAllReady", ["workflowId": .string(a)])
+        for _ in 0..<3 { h.runLocalTools() }
+        h.call("workflow.archive", ["workflowId": .string(c)])
+        let rows = h.call("workflow.list")["rows"]!.arrayValue!
+        XCTAssertEqual(rows.map { $0["workflowId"] }, [.string(a), .string(b)], "recent first; archived hidden")
+        XCTAssertEqual(rows[0]["status"], "done")
+        XCTAssertEqual(rows[0]["stepsDone"], 3)
+        XCTAssertEqual(rows[0]["stepsTotal"], 3)
+        XCTAssertEqual(rows[1]["awaitCount"], 0)
+        XCTAssertEqual(rows[1]["hasBlockingAwait"], false)
+        XCTAssertEqual(h.call("workflow.list", ["sort": "name"])["rows"]?.arrayValue?.map { $0["title"] }, ["Album covers", "Beach photos"])
+        XCTAssertEqual(h.call("workflow.list", ["filter": "done"])["rows"]?.arrayValue?.count, 1)
+        XCTAssertEqual(h.call("workflow.list", ["filter": "active"])["rows"]?.arrayValue?.map { $0["workflowId"] }, [.string(b)])
+        XCTAssertEqual(h.call("workflow.list", ["search": "ALBUM"])["rows"]?.arrayValue?.count, 1)
+        XCTAssertEqual(h.call("workflow.list", ["search": "LOUD", "includeArchived": true])["rows"]?.arrayValue?.count, 3,
+                       "node titles are searched")
+        XCTAssertEqual(h.call("workflow.list", ["includeArchived": true])["rows"]?.arrayValue?.count, 3)
+        XCTAssertEqual(h.fail("workflow.list", ["filter": "weird"]).code, "invalidArgument")
+        let dup = h.call("workflow.duplicate", ["workflowId": .string(a)])["workflowId"]!
+        XCTAssertEqual(h.call("workflow.get", ["workflowId": dup])["title"], "Beach photos (copy)")
+        h.call("workflow.delete", ["workflowId": dup])
+        XCTAssertEqual(h.fail("workflow.get", ["workflowId": dup]).status, .notFound)
+    }
+}
+
+/// TEST PLAN §9: cache sizes, purge, pins.
+final class CachePolicyTests: XCTestCase {
+    private func assets(_ h: Harness, _ n: Int) -> [JSON] {
+        (0..<n).map { i in h.call("asset.import", ["type": "ImageRef", "uri": .string("file:///cache/\(i).png")])["assetId"]! }
+    }
+
+    func testFreeUpSpacePurgesUnpinnedPreviewsAndPinsRemainAcrossRelaunch() throws {
+        let h = try Harness(file: true)
+        let ids = assets(h, 8)
+        let mb: Int64 = 1_048_576
+        for (i, id) in ids.enumerated() {
+            h.call("cache.record", ["assetId": id, "variant": "preview", "bytes": .int(20 * mb)])
+            h.call("cache.record", ["assetId": id, "variant": "thumbnail", "bytes": .int(5 * mb)])
+            if i < 3 { h.call("asset.pin", ["assetId": id, "pinned": true]) }
+        }
+        let usage = h.call("cache.usage")
+        XCTAssertEqual(usage["total"], .int(200 * mb))
+        XCTAssertEqual(usage["pinned"], .int(75 * mb))
+        h.take()
+        let freed = h.call("cache.freeUpSpace")
+        XCTAssertEqual(freed["evicted"], 5)
+        XCTAssertEqual(freed["freedBytes"], .int(100 * mb))
+        XCTAssertEqual(h.effects("cache.evict").count, 5, "each eviction tells the host to delete the file")
+        XCTAssertEqual(h.call("cache.usage")["total"], .int(100 * mb), "the size drops")
+        try h.crash()
+        XCTAssertEqual(h.call("cache.usage")["pinned"], .int(75 * mb), "pins remain and survive relaunch")
+        for id in ids.prefix(3) { XCTAssertEqual(h.call("asset.get", ["assetId": id])["pinned"], true) }
+    }
+
+    func testThumbnailsAreAnLRUBoundedByTheCapAndPreviewsArePurgedSevenDaysAfterLastUse() throws {
+        let h = try Harness(extra: ["cache": ["thumbnailBytes": 300, "previewDays": 7]])
+        let ids = assets(h, 4)
+        for id in ids.prefix(3) {
+            h.call("cache.record", ["assetId": id, "variant": "thumbnail", "bytes": 100])
+            h.advance(1)
+        }
+        h.call("cache.touch", ["assetId": ids[0], "variant": "thumbnail"])
+        let r = h.call("cache.record", ["assetId": ids[3], "variant": "thumbnail", "bytes": 100])
+        XCTAssertEqual(r["evicted"]?.arrayValue?.map { $0["assetId"] }, [ids[1]], "least recently used goes")
+        h.call("cache.record", ["assetId": ids[0], "variant": "preview", "bytes": 50])
+        h.call("cache.record", ["assetId": ids[1], "variant": "preview", "bytes": 50])
+        h.call("asset.pin", ["assetId": ids[1], "pinned": true])
+        h.take()
+        h.advance(7 * 86_400 - 1)
+        XCTAssertTrue(h.effects("cache.evict").isEmpty)
+        h.advance(1)
+        let evicted = h.effects("cache.evict")
+        XCTAssertEqual(evicted.map { $0["assetId"] }, [ids[0]], "the pinned preview stays")
+        XCTAssertEqual(evicted.first?["variant"], "preview")
+    }
+}
+
+/// TEST PLAN §12 and step 0: no raw media, file names of media or personal data in any log line.
+final class LoggingPolicyTests: XCTestCase {
+    final class Capture: @unchecked Sendable {
+        let lock = NSLock()
+        var lines: [String] = []
+        func add(_ s: String) { lock.lock(); lines.append(s); lock.unlock() }
+    }
+
+    struct CapturingHandler: LogHandler {
+        let capture: Capture
+        var metadata: Logger.Metadata = [:]
+        var logLevel: Logger.Level = .trace
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+        func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String, file: String,
+                 function: String, line: UInt) {
+            let all = self.metadata.merging(metadata ?? [:]) { $1 }
+            capture.add("\(level) \(message) \(all.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" })")
+        }
+    }
+
+    func testAFullRunWithMediaLogsAssetsByIdOnly() throws {
+        let capture = Capture()
+        var config = EngineConfig()
+        config.clock = .manual(start: EngineConfig.defaultStart)
+        config.logLevel = .trace
+        let engine = try Engine(config: config, logHandler: { _ in CapturingHandler(capture: capture) })
+        defer { engine.close() }
+        func call(_ op: String, _ args: JSONObject) -> JSON { (try? engine.call(op, args).get()) ?? .null }
+        _ = call("tool.register", ["kind": "ImageLoader", "outputs": ["image": "ImageRef"]])
+        _ = call("tool.register", ["kind": "StylizeRemote", "inputs": ["image": "ImageRef", "mask": "MaskRef"],
+                                   "outputs": ["image": "ImageRef"], "resourceClass": "remote"])
+        _ = call("tool.register", ["kind": "CompressLocal", "inputs": ["image": "ImageRef"], "outputs": ["file": "FileRef"]])
+        let tpl = call("template.register", ["template": Templates.stylize])["templateId"]!
+        let wf = call("workflow.create", ["templateId": tpl, "title": "Jane Doe's birthday"])["workflowId"]!
+        _ = call("workflow.runAllReady", ["workflowId": wf])
+        let secretBytes = String(repeating: "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk", count: 2)
+        for _ in 0..<10 {
+            for e in call("effects.take", [:])["effects"]?.arrayValue ?? [] {
+                switch e["type"]?.stringValue {
+                case "local.run":
+                    let port = e["nodeId"] == "load1" ? "image" : "file"
+                    _ = call("local.completed", ["runId": e["runId"]!, "outputs": [port: [
+                        "type": port == "image" ? "ImageRef" : "FileRef", "uri": "file:///Users/jane/Photos/IMG_0042.HEIC",
+                        "meta": ["owner": "jane@example.com", "thumbnail": .string("data:image/png;base64," + secretBytes)]]]])
+                case "notify":
+                    _ = call("await.complete", ["awaitId": e["awaitId"]!, "result": ["asset": [
+                        "type": "MaskRef", "uri": "file:///Users/jane/masks/mask-of-jane.png", "meta": ["coverage": 0.3]]]])
+                case "remote.submit":
+                    _ = call("job.submitted", ["runId": e["runId"]!, "jobId": "job-1"])
+                    _ = call("job.update", ["jobId": "job-1", "status": "running", "logTail": ["uploading IMG_0042.HEIC for jane@example.com", .string(secretBytes)]])
+                    _ = call("job.update", ["jobId": "job-1", "status": "succeeded", "outputs": ["image": [
+                        "type": "ImageRef", "uri": "https://cdn.example.com/jane/IMG_0042-stylized.jpg"]]])
+                default: break
+                }
+            }
+            _ = call("clock.advance", ["seconds": 11])
+        }
+        XCTAssertEqual(call("workflow.get", ["workflowId": wf])["status"], "done")
+        XCTAssertGreaterThan(capture.lines.count, 10, "the run was logged")
+        for line in capture.lines {
+            for forbidden in ["IMG_0042", ".HEIC", ".png", ".jpg", "jane", "Jane", "@example.com", "base64",
+                              String(secretBytes.prefix(20)), "file://", "https://", "birthday"] {
+                XCTAssertFalse(line.contains(forbidden), "log line holds \(forbidden): \(line)")
+            }
+        }
+        XCTAssertTrue(capture.lines.contains { $0.contains("as-") }, "assets appear by id")
+    }
+}
