@@ -36,6 +36,7 @@ let package = Package(
             dependencies: [
                 "WorkflowCore",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ]
         ),
         .target(

@@ -126,7 +126,7 @@ public final class SQLiteStore: EngineStore {
             }
             for row in try Row.fetchAll(db, sql: """
                 SELECT runId, workflowId, jobId FROM runs
-                WHERE status NOT IN ('succeeded', 'failed', 'cancelled', 'skipped')
+                WHERE status <> 'succeeded' AND status <> 'failed' AND status <> 'cancelled' AND status <> 'skipped'
                 """)
             {
                 s.activeRuns.append((row[0], row[1], row[2]))
@@ -238,9 +238,20 @@ public final class SQLiteStore: EngineStore {
 
     public func commit(_ changes: ChangeSet) throws {
         guard !changes.isEmpty else { return }
-        try db().inTransaction { db in
-            try Self.write(changes, db)
-            return .commit
+        try db().writeWithoutTransaction { db in
+            // BEGIN and COMMIT as cached statements: GRDB's inTransaction parses them anew each time,
+            // which costs as much as a small call's writes.
+            try FastRow(db.cachedStatement(sql: "BEGIN IMMEDIATE TRANSACTION")).run(db)
+            do {
+                try Self.write(changes, db)
+                try FastRow(db.cachedStatement(sql: "COMMIT TRANSACTION")).run(db)
+            } catch {
+                if !db.isInsideTransaction {
+                    throw error
+                }
+                try? FastRow(db.cachedStatement(sql: "ROLLBACK TRANSACTION")).run(db)
+                throw error
+            }
         }
     }
 
@@ -249,7 +260,12 @@ public final class SQLiteStore: EngineStore {
     private static func write(_ c: ChangeSet, _ db: Database) throws {
         if !c.meta.isEmpty {
             let stmt = try db.cachedStatement(sql: "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value")
-            for (k, v) in c.meta { try stmt.execute(arguments: [k, text(v)]) }
+            for (k, v) in c.meta {
+                var row = FastRow(stmt)
+                row.text(k)
+                row.text(text(v))
+                try row.run(db)
+            }
         }
         for t in c.templates {
             try db.execute(sql: """
@@ -275,13 +291,18 @@ public final class SQLiteStore: EngineStore {
         // Assets before workflows: nothing references them by constraint, but a reader sees both.
         for (id, asset) in c.assets {
             if let a = asset {
-                let orphaned: Int64? = a.orphanedAt?.milliseconds
-                try db.cachedStatement(sql: """
+                var row = FastRow(try db.cachedStatement(sql: """
                     INSERT INTO assets (assetId, type, createdAt, pinned, orphanedAt, data) VALUES (?, ?, ?, ?, ?, ?)
                     ON CONFLICT(assetId) DO UPDATE SET type = excluded.type, pinned = excluded.pinned,
                         orphanedAt = excluded.orphanedAt, data = excluded.data
-                    """).execute(arguments: [id, a.type, a.createdAt.milliseconds, a.pinned, orphaned,
-                                             text(RecordCoding.encode(a))])
+                    """))
+                row.text(id)
+                row.text(a.type)
+                row.int(a.createdAt.milliseconds)
+                row.bool(a.pinned)
+                row.int(a.orphanedAt?.milliseconds)
+                row.text(text(RecordCoding.encode(a)))
+                try row.run(db)
             } else {
                 try db.cachedStatement(sql: "DELETE FROM assets WHERE assetId = ?").execute(arguments: [id])
             }
@@ -292,16 +313,31 @@ public final class SQLiteStore: EngineStore {
                 INSERT INTO effects (seq, effectId, type, answerKey, taken, data) VALUES (?, ?, ?, ?, ?, ?)
                 """)
             for e in c.effectInserts {
-                try stmt.execute(arguments: [e.seq, e.id, e.type, e.answerKey, e.taken, text(.object(e.body))])
+                var row = FastRow(stmt)
+                row.int(e.seq)
+                row.text(e.id)
+                row.text(e.type)
+                row.text(e.answerKey)
+                row.bool(e.taken)
+                row.text(text(.object(e.body)))
+                try row.run(db)
             }
         }
         if !c.effectsTaken.isEmpty {
             let stmt = try db.cachedStatement(sql: "UPDATE effects SET taken = 1 WHERE seq = ?")
-            for seq in c.effectsTaken { try stmt.execute(arguments: [seq]) }
+            for seq in c.effectsTaken {
+                var row = FastRow(stmt)
+                row.int(seq)
+                try row.run(db)
+            }
         }
         if !c.effectDeletes.isEmpty {
             let stmt = try db.cachedStatement(sql: "DELETE FROM effects WHERE seq = ?")
-            for seq in c.effectDeletes { try stmt.execute(arguments: [seq]) }
+            for seq in c.effectDeletes {
+                var row = FastRow(stmt)
+                row.int(seq)
+                try row.run(db)
+            }
         }
         for (_, entry) in c.cacheEntries {
             guard let e = entry else { continue }
@@ -338,7 +374,7 @@ public final class SQLiteStore: EngineStore {
         }
         let id = new.workflowId
         if let s = summary {
-            try db.cachedStatement(sql: """
+            let stmt = try db.cachedStatement(sql: """
                 INSERT INTO workflows (workflowId, seq, templateId, title, status, archived, createdAt, updatedAt,
                     stepsDone, stepsTotal, awaitCount, hasBlockingAwait, searchText, nextDeadline, queuedRemote,
                     queuedLocal, runningRemote, runningLocal, inboxCount, data)
@@ -350,12 +386,29 @@ public final class SQLiteStore: EngineStore {
                     nextDeadline = excluded.nextDeadline, queuedRemote = excluded.queuedRemote,
                     queuedLocal = excluded.queuedLocal, runningRemote = excluded.runningRemote,
                     runningLocal = excluded.runningLocal, inboxCount = excluded.inboxCount, data = excluded.data
-                """).execute(arguments: [
-                    id, new.seq, new.templateId, new.title, new.status.rawValue, new.archived,
-                    new.createdAt.milliseconds, new.updatedAt.milliseconds, s.stepsDone, s.stepsTotal, s.awaitCount,
-                    s.hasBlockingAwait, s.searchText, s.nextDeadline?.milliseconds, s.queuedRemote, s.queuedLocal,
-                    s.runningRemote, s.runningLocal, s.inboxCount, text(RecordCoding.encodeWorkflowData(new)),
-                ])
+                """)
+            var row = FastRow(stmt)
+            row.text(id)
+            row.int(new.seq)
+            row.text(new.templateId)
+            row.text(new.title)
+            row.text(new.status.rawValue)
+            row.bool(new.archived)
+            row.int(new.createdAt.milliseconds)
+            row.int(new.updatedAt.milliseconds)
+            row.int(s.stepsDone)
+            row.int(s.stepsTotal)
+            row.int(s.awaitCount)
+            row.bool(s.hasBlockingAwait)
+            row.text(s.searchText)
+            row.int(s.nextDeadline?.milliseconds)
+            row.int(s.queuedRemote)
+            row.int(s.queuedLocal)
+            row.int(s.runningRemote)
+            row.int(s.runningLocal)
+            row.int(s.inboxCount)
+            row.text(text(RecordCoding.encodeWorkflowData(new)))
+            try row.run(db)
         }
         let nodeStmt = try db.cachedStatement(sql: """
             INSERT INTO nodes (workflowId, nodeId, position, state, data) VALUES (?, ?, ?, ?, ?)
@@ -363,7 +416,13 @@ public final class SQLiteStore: EngineStore {
             """)
         for (i, node) in new.nodes.enumerated() {
             if let old, i < old.nodes.count, old.nodes[i] == node { continue }
-            try nodeStmt.execute(arguments: [id, node.nodeId, i, node.state.rawValue, text(RecordCoding.encode(node))])
+            var row = FastRow(nodeStmt)
+            row.text(id)
+            row.text(node.nodeId)
+            row.int(i)
+            row.text(node.state.rawValue)
+            row.text(text(RecordCoding.encode(node)))
+            try row.run(db)
         }
         let runStmt = try db.cachedStatement(sql: """
             INSERT INTO runs (runId, workflowId, nodeId, seq, status, jobId, data) VALUES (?, ?, ?, ?, ?, ?, ?)
@@ -372,8 +431,15 @@ public final class SQLiteStore: EngineStore {
         let oldRuns = old?.runs ?? []
         for (i, run) in new.runs.enumerated() {
             if i < oldRuns.count, oldRuns[i] == run { continue }
-            try runStmt.execute(arguments: [run.runId, id, run.nodeId, i, run.status.rawValue, run.jobId,
-                                            text(RecordCoding.encode(run))])
+            var row = FastRow(runStmt)
+            row.text(run.runId)
+            row.text(id)
+            row.text(run.nodeId)
+            row.int(i)
+            row.text(run.status.rawValue)
+            row.text(run.jobId)
+            row.text(text(RecordCoding.encode(run)))
+            try row.run(db)
         }
         let awaitStmt = try db.cachedStatement(sql: """
             INSERT INTO awaits (awaitId, workflowId, nodeId, runId, seq, status, data) VALUES (?, ?, ?, ?, ?, ?, ?)
@@ -382,8 +448,15 @@ public final class SQLiteStore: EngineStore {
         let oldAwaits = old?.awaits ?? []
         for (i, a) in new.awaits.enumerated() {
             if i < oldAwaits.count, oldAwaits[i] == a { continue }
-            try awaitStmt.execute(arguments: [a.awaitId, id, a.nodeId, a.runId, i, a.status.rawValue,
-                                              text(RecordCoding.encode(a))])
+            var row = FastRow(awaitStmt)
+            row.text(a.awaitId)
+            row.text(id)
+            row.text(a.nodeId)
+            row.text(a.runId)
+            row.int(i)
+            row.text(a.status.rawValue)
+            row.text(text(RecordCoding.encode(a)))
+            try row.run(db)
         }
     }
 }

@@ -69,8 +69,11 @@ enum StoreSchema {
                 );
                 CREATE INDEX runs_by_workflow ON runs (workflowId, seq);
                 CREATE INDEX runs_by_job ON runs (jobId) WHERE jobId IS NOT NULL;
+                -- Comparisons, not NOT IN: an IN list makes every write of a run build an
+                -- ephemeral table to evaluate the index's condition.
                 CREATE INDEX runs_active ON runs (status)
-                    WHERE status NOT IN ('succeeded', 'failed', 'cancelled', 'skipped');
+                    WHERE status <> 'succeeded' AND status <> 'failed' AND status <> 'cancelled'
+                      AND status <> 'skipped';
                 CREATE TABLE awaits (
                     awaitId TEXT PRIMARY KEY NOT NULL,
                     workflowId TEXT NOT NULL,
