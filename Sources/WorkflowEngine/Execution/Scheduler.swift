@@ -111,22 +111,22 @@ final class Scheduler {
             let cap = c == .remote ? uow.config.remoteConcurrency : uow.config.localConcurrency
             var running = self.running(uow, c)
             guard running < cap, queued(uow, c) > 0 else { continue }
+            let committed = queue(c).rotation
             // Turn order: the committed rotation, then workflows this call queued for the first time.
-            var order = Array(queue(c).rotation)
-            let known = Set(order)
-            order.append(contentsOf: uow.touchedWorkflowIds.filter { !known.contains($0) }
-                .sorted { (uow.workflows[$0]?.seq ?? 0) < (uow.workflows[$1]?.seq ?? 0) })
-            if let active = uow.activeWorkflow, let i = order.firstIndex(of: active) {
-                order.remove(at: i)
+            let fresh = uow.touchedWorkflowIds.filter { !committed.contains($0) }
+                .sorted { (uow.workflows[$0]?.seq ?? 0) < (uow.workflows[$1]?.seq ?? 0) }
+            let active = uow.activeWorkflow
+            if let active {
                 // The active workflow is served until its queue or its cap runs out.
                 while running < cap, try startNext(uow, active, c) {
                     running = self.running(uow, c)
                 }
             }
             var progressed = true
-            while running < cap, progressed {
+            sweep: while running < cap, progressed {
                 progressed = false
-                for id in order where running < cap {
+                for id in [committed.elements, fresh].joined() where id != active {
+                    guard running < cap else { break sweep }
                     guard counts(uow, id, c).queued > 0 else { continue }
                     if try startNext(uow, id, c) {
                         progressed = true
@@ -154,7 +154,9 @@ final class Scheduler {
         }
         guard let pick = best else { return false }
         try executor.beginRun(&wf, runIndex: pick.index)
-        try executor.reconcile(&wf)
+        if wf.runs[pick.index].status == .failed {
+            try executor.reconcile(&wf)  // it never started (inputAssetGone): its consumers notice
+        }
         uow.putWorkflow(wf)
         served[c, default: []].append(id)
         return true
