@@ -121,16 +121,21 @@ struct OpHandler: Sendable {
     /// The argument names the op takes; any other is refused (`unknownArgument`), so a typo never
     /// passes silently.
     let args: Set<String>
+    /// Takes `x-` members too (the tool catalogue keeps them, as templates do).
+    let extensions: Bool
     let run: @Sendable (Engine, UnitOfWork, Args) throws(EngineError) -> JSON
 
-    init(mutates: Bool, args: [String], _ run: @escaping @Sendable (Engine, UnitOfWork, Args) throws(EngineError) -> JSON) {
+    init(mutates: Bool, args: [String], extensions: Bool = false,
+         _ run: @escaping @Sendable (Engine, UnitOfWork, Args) throws(EngineError) -> JSON) {
         self.mutates = mutates
         self.args = Set(args)
+        self.extensions = extensions
         self.run = run
     }
 
     func checkArguments(_ op: String, _ given: JSONObject) throws(EngineError) {
         for key in given.keys where !args.contains(key) {
+            if extensions, key.hasPrefix("x-") { continue }
             throw .invalid("unknownArgument", "\(op) has no argument '\(key)'",
                            details: ["argument": .string(key), "known": JSON(args.sorted())])
         }

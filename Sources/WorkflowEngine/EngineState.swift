@@ -5,10 +5,18 @@ import WorkflowStore
 final class RegisteredTemplate: Sendable {
     let stored: StoredTemplate
     let graph: TemplateGraph
+    /// The node titles, lower-cased, that workflow search matches.
+    let searchText: String
 
     init(stored: StoredTemplate, graph: TemplateGraph) {
         self.stored = stored
         self.graph = graph
+        var search = ""
+        for t in graph.nodes {
+            search += "\n" + t.displayTitle.lowercased()
+            if t.title != nil { search += "\n" + t.id.lowercased() }
+        }
+        self.searchText = search
     }
 
     var templateId: String { stored.templateId }

@@ -277,8 +277,9 @@ final class UnitOfWork {
     // MARK: Telemetry and logs
 
     func metric(_ name: String, _ fields: JSONObject = [:]) {
-        var body: JSONObject = ["event": .string(name), "at": JSON(now)]
-        for (k, v) in fields { body[k] = v }
+        var body = fields
+        body["event"] = .string(name)  // the engine's fields win over a caller's
+        body["at"] = JSON(now)
         metrics.append(MetricEvent(seq: nextNumber("metric"), body: body))
     }
 

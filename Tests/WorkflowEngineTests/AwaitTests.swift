@@ -357,3 +357,35 @@ final class TelemetryTests: XCTestCase {
         XCTAssertEqual(h.call("metrics.take")["events"], [], "taken once")
     }
 }
+
+/// Regressions found reviewing the op reference.
+final class AwaitCancelPolicyTests: XCTestCase {
+    func testACancelledSelectWithNoSingleCandidateIsCancelledNotExpired() throws {
+        let h = try Harness()
+        h.register(tool: "Src", outputs: ["image": "ImageRef"])
+        let t: JSON = ["schema": "app.workflow/v2", "name": "pick two",
+                       "nodes": [["id": "a", "kind": "Src", "outputs": ["image": "ImageRef"]],
+                                 ["id": "b", "kind": "Src", "outputs": ["image": "ImageRef"]],
+                                 ["id": "pick", "kind": "Picker", "inputs": ["a": "ImageRef", "b": "ImageRef"],
+                                  "outputs": ["image": "ImageRef"], "await": ["type": "select_asset", "resumePolicy": ["onTimeout": "autoDefault"]]]],
+                       "edges": [["from": ["a", "image"], "to": ["pick", "a"]], ["from": ["b", "image"], "to": ["pick", "b"]]]]
+        let wf = h.create(h.register(template: t))
+        h.call("workflow.runAllReady", ["workflowId": .string(wf)])
+        for e in h.effects("local.run") {
+            h.call("local.completed", ["runId": e["runId"]!, "outputs": ["image": ["type": "ImageRef", "uri": "file:///x"]]])
+        }
+        let id = h.node(wf, "pick")["awaitId"]!
+        let r = h.call("await.complete", ["awaitId": id, "result": ["cancel": true]])
+        XCTAssertEqual(r["resolution"], "cancelled")
+        XCTAssertEqual(h.node(wf, "pick")["lastError"]?["code"], "awaitCancelled")
+    }
+
+    func testShellMetricsCannotOverrideTheEnginesFields() throws {
+        let h = try Harness()
+        h.call("metrics.record", ["event": "card.tapped", "fields": ["event": "hijack", "at": "yesterday", "nodeId": "n"]])
+        let e = h.call("metrics.take")["events"]?[0]
+        XCTAssertEqual(e?["event"], "card.tapped")
+        XCTAssertEqual(e?["at"], "2026-01-01T00:00:00.000Z")
+        XCTAssertEqual(e?["nodeId"], "n")
+    }
+}

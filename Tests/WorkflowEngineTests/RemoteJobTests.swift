@@ -234,3 +234,33 @@ final class InterruptedLocalTests: XCTestCase {
         XCTAssertEqual(h.state(wf, "A"), "succeeded")
     }
 }
+
+/// A cancel must reach the provider even if the host dies right after taking it.
+final class CancelDeliveryTests: XCTestCase {
+    func testRemoteCancelIsDeliveredAgainAfterACrashUntilTheJobsEndIsReported() throws {
+        let h = try Harness(file: true)
+        h.register(tool: "StylizeRemote", outputs: ["image": "ImageRef"], remote: true)
+        let wf = h.create(h.register(template: Templates.oneRemote()))
+        h.call("workflow.runAllReady", ["workflowId": .string(wf)])
+        h.call("job.submitted", ["runId": h.effects("remote.submit")[0]["runId"]!, "jobId": "job-1"])
+        h.call("node.cancel", ["workflowId": .string(wf), "nodeId": "stylize1"])
+        let first = h.effects("remote.cancel")
+        XCTAssertEqual(first.count, 1)
+        try h.crash()
+        let again = h.effects("remote.cancel")
+        XCTAssertEqual(again.map { $0["id"] }, first.map { $0["id"] }, "delivered again, same id")
+        let answer = h.call("job.update", ["jobId": "job-1", "status": "cancelled"])
+        XCTAssertEqual(answer["applied"], false, "the run was already cancelled")
+        try h.crash()
+        XCTAssertTrue(h.effects("remote.cancel").isEmpty, "answered: never again")
+    }
+
+    func testRunReportsTheStateAfterSchedulingAndToolsKeepExtensions() throws {
+        let h = try Harness()
+        Templates.registerTextTools(h)
+        let entry = h.call("tool.register", ["kind": "Noted", "outputs": ["text": "TextRef"], "x-owner": "studio"])
+        XCTAssertEqual(entry["x-owner"], "studio")
+        let wf = h.create(h.register(template: Templates.chain))
+        XCTAssertEqual(h.call("node.run", ["workflowId": .string(wf), "nodeId": "A"])["state"], "runningLocal")
+    }
+}

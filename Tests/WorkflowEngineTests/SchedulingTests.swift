@@ -305,6 +305,6 @@ final class DownloadTests: XCTestCase {
         let imageAsset = h.call("asset.get", ["assetId": outputs!["image"]!])
         XCTAssertEqual(imageAsset["provenance"], ["workflowId": .string(wf), "nodeId": "p", "runId": runId, "port": "image"])
         let bad = h.fail("job.downloaded", ["runId": runId, "port": "nope", "asset": ["uri": "file:///x"]])
-        XCTAssertEqual(bad.status, .invalid)
+        XCTAssertEqual(bad.status, .notFound)
     }
 }

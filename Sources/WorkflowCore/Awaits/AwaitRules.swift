@@ -406,12 +406,15 @@ extension Executor {
         }
     }
 
-    func expireAsFailure(_ wf: inout Workflow, awaitIndex i: Int, why: String) throws(EngineError) {
+    /// The await ends without an answer to stand in for the person's: the node fails, as
+    /// expired (`awaitExpired`) or as cancelled by the person (`awaitCancelled`).
+    func expireAsFailure(_ wf: inout Workflow, awaitIndex i: Int, why: String,
+                         resolution: AwaitResolution = .expired) throws(EngineError) {
         let a = wf.awaits[i]
         guard let r = wf.runIndex(a.runId) else { return }
-        try closeAwait(&wf, runId: a.runId, resolution: .expired)
-        try fail(&wf, runIndex: r, error: NodeError(code: "awaitExpired", message: why,
-                                                   hint: "Re-run the step to ask again.",
+        try closeAwait(&wf, runId: a.runId, resolution: resolution)
+        let code = resolution == .cancelled ? "awaitCancelled" : "awaitExpired"
+        try fail(&wf, runIndex: r, error: NodeError(code: code, message: why, hint: "Re-run the step to ask again.",
                                                    details: ["awaitId": .string(a.awaitId)]))
         try reconcile(&wf)
     }
@@ -429,8 +432,10 @@ extension Executor {
             guard options.count == 1, let source = try ctx.asset(options[0].assetId),
                 let port = graph.nodes[n].outputs.first(where: { $0.type == source.type })
             else {
-                try expireAsFailure(&wf, awaitIndex: i,
-                                    why: "No answer, and there is no single best candidate to choose by default.")
+                try expireAsFailure(&wf, awaitIndex: i, why: resolution == .cancelled
+                                        ? "Cancelled, and there is no single best candidate to choose by default."
+                                        : "No answer, and there is no single best candidate to choose by default.",
+                                    resolution: resolution == .cancelled ? .cancelled : .expired)
                 return
             }
             var meta = source.meta
@@ -442,8 +447,10 @@ extension Executor {
             try succeed(&wf, runIndex: r, outputs: ids)
             try reconcile(&wf)
         case .drawMask, .enterText:
-            try expireAsFailure(&wf, awaitIndex: i,
-                                why: "No answer, and a \(a.type.rawValue) request has no default to use instead.")
+            try expireAsFailure(&wf, awaitIndex: i, why: resolution == .cancelled
+                                    ? "Cancelled, and a \(a.type.rawValue) request has no default to use instead."
+                                    : "No answer, and a \(a.type.rawValue) request has no default to use instead.",
+                                resolution: resolution == .cancelled ? .cancelled : .expired)
         }
     }
 }

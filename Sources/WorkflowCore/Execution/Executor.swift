@@ -273,7 +273,7 @@ public struct Executor {
         wf.runs[r].finishedAt = ctx.now
         wf.runs[r].holdsSlot = false
         wf.runs[r].nextPollAt = nil
-        if wf.runs[r].mode != .interactive { wf.runs[r].progress = 1 }
+        wf.runs[r].progress = 1
         wf.nodes[n].outputs = outputs
         wf.nodes[n].lastError = nil
         try setState(&wf, n, .succeeded)
@@ -332,7 +332,7 @@ public struct Executor {
             if let jobId = run.jobId, run.status.hasLiveJob {
                 var body = effectBody(wf, run)
                 body["jobId"] = .string(jobId)
-                ctx.emit(EffectType.remoteCancel, body, answerKey: nil)
+                ctx.emit(EffectType.remoteCancel, body, answerKey: AnswerKey.cancel(jobId))
             }
         case .local:
             ctx.settle(answerKey: AnswerKey.local(runId))

@@ -34,7 +34,7 @@ extension Executor {
             drafts.append((port.name, draft))
         }
         for key in given.keys where t.outputs.port(named: key) == nil {
-            throw .invalid("unknownPort", "outputs.\(key): '\(t.id)' has no output port '\(key)'",
+            throw .notFound("unknownPort", "outputs.\(key): '\(t.id)' has no output port '\(key)'",
                            details: ["port": .string(key), "argument": .string("outputs.\(key)")])
         }
         ctx.settle(answerKey: AnswerKey.local(run.runId))

@@ -60,7 +60,7 @@ extension Executor {
             var body = effectBody(wf, run)
             body["jobId"] = .string(jobId)
             body["reason"] = "duplicateJob"
-            ctx.emit(EffectType.remoteCancel, body, answerKey: nil)
+            ctx.emit(EffectType.remoteCancel, body, answerKey: AnswerKey.cancel(jobId))
             ctx.warn("second job id for one run; cancelling the duplicate", ["runId": run.runId, "jobId": jobId])
             return .ignored("duplicate job: run already has job \(existing); \(jobId) is being cancelled")
         }
@@ -69,7 +69,7 @@ extension Executor {
             wf.runs[r].jobId = jobId
             var body = effectBody(wf, run)
             body["jobId"] = .string(jobId)
-            ctx.emit(EffectType.remoteCancel, body, answerKey: nil)
+            ctx.emit(EffectType.remoteCancel, body, answerKey: AnswerKey.cancel(jobId))
             return .ignored("the run is \(run.status.rawValue); the job is being cancelled")
         }
         guard run.status == .submitting || run.status == .retryWait else {
@@ -98,8 +98,13 @@ extension Executor {
     }
 
     /// The provider reports the job's status.
-    public func jobUpdated(_ wf: inout Workflow, runIndex r: Int, update: JobUpdate) throws(EngineError) -> EventOutcome {
+    public func jobUpdated(_ wf: inout Workflow, runIndex r: Int, jobId: String, update: JobUpdate) throws(EngineError)
+        -> EventOutcome
+    {
         let run = wf.runs[r]
+        if update.status != .queued && update.status != .running {
+            ctx.settle(answerKey: AnswerKey.cancel(jobId))  // a cancel asked for is answered
+        }
         guard let n = wf.nodeIndex(run.nodeId) else { return .ignored("unknown node") }
         guard !run.status.isTerminal else { return .ignored("the run is already \(run.status.rawValue)") }
         guard run.status.hasLiveJob || run.status == .submitting || run.status == .retryWait else {
@@ -200,13 +205,13 @@ extension Executor {
     {
         let run = wf.runs[r]
         guard let n = wf.nodeIndex(run.nodeId), let expected = graph.nodes[n].outputs.port(named: port)?.type else {
-            throw .invalid("unknownPort", "'\(run.nodeId)' has no output port '\(port)'",
+            throw .notFound("unknownPort", "'\(run.nodeId)' has no output port '\(port)'",
                            details: ["port": .string(port), "runId": .string(run.runId)])
         }
         guard run.status == .downloading else { return .ignored("the run is \(run.status.rawValue), not downloading") }
         guard run.pendingDownloads[port] != nil else {
             if run.outputs[port] != nil { return .ignored("duplicate: '\(port)' was already downloaded") }
-            throw .invalid("unknownPort", "run \(run.runId) has no download pending for port '\(port)'",
+            throw .notFound("unknownPort", "run \(run.runId) has no download pending for port '\(port)'",
                            details: ["port": .string(port), "runId": .string(run.runId)])
         }
         if let type = draft.type, type != expected {

@@ -82,42 +82,44 @@ public struct AssetDraft: Sendable, Equatable {
         self.meta = meta
     }
 
-    /// Decodes `{type, uri, bytes?, hash?, meta?}`; `path` names the argument in errors.
+    /// Decodes `{type, uri, bytes?, hash?, meta?}`; `path` names the argument in errors (empty when
+    /// the asset's fields are the op's own arguments).
     public static func decode(_ json: JSON, path: String) throws(EngineError) -> AssetDraft {
+        func p(_ field: String) -> String { path.isEmpty ? field : "\(path).\(field)" }
         guard case let .object(o) = json else {
             throw .invalid("invalidAsset", "\(path) must be an asset object {type, uri, bytes?, hash?, meta?}, not \(json.typeName)",
                            details: ["argument": .string(path)])
         }
         guard case let .string(uri)? = o["uri"], !uri.isEmpty else {
-            throw .invalid("invalidAsset", "\(path).uri must be a non-empty string", details: ["argument": .string("\(path).uri")])
+            throw .invalid("invalidAsset", "\(p("uri")) must be a non-empty string", details: ["argument": .string(p("uri"))])
         }
         var type: String?
         if let t = o["type"], !t.isNull {
             guard case let .string(s) = t, Identifiers.isValidTypeName(s) else {
-                throw .invalid("invalidAsset", "\(path).type must be a type name like ImageRef",
-                               details: ["argument": .string("\(path).type")])
+                throw .invalid("invalidAsset", "\(p("type")) must be a type name like ImageRef",
+                               details: ["argument": .string(p("type"))])
             }
             type = s
         }
         var bytes: Int64?
         if let b = o["bytes"], !b.isNull {
             guard let v = b.intValue, v >= 0 else {
-                throw .invalid("invalidAsset", "\(path).bytes must be a non-negative integer",
-                               details: ["argument": .string("\(path).bytes")])
+                throw .invalid("invalidAsset", "\(p("bytes")) must be a non-negative integer",
+                               details: ["argument": .string(p("bytes"))])
             }
             bytes = v
         }
         var hash: String?
         if let h = o["hash"], !h.isNull {
             guard case let .string(s) = h else {
-                throw .invalid("invalidAsset", "\(path).hash must be a string", details: ["argument": .string("\(path).hash")])
+                throw .invalid("invalidAsset", "\(p("hash")) must be a string", details: ["argument": .string(p("hash"))])
             }
             hash = s
         }
         var meta = JSONObject()
         if let m = o["meta"], !m.isNull {
             guard case let .object(mo) = m else {
-                throw .invalid("invalidAsset", "\(path).meta must be an object", details: ["argument": .string("\(path).meta")])
+                throw .invalid("invalidAsset", "\(p("meta")) must be an object", details: ["argument": .string(p("meta"))])
             }
             meta = mo
         }

@@ -46,4 +46,6 @@ public enum AnswerKey {
     public static func download(_ runId: String, _ port: String) -> String { "download:\(runId):\(port)" }
     public static func local(_ runId: String) -> String { "local:\(runId)" }
     public static func notify(_ awaitId: String) -> String { "notify:\(awaitId)" }
+    /// A cancel stays on record until the provider reports the job finished (any status).
+    public static func cancel(_ jobId: String) -> String { "cancel:\(jobId)" }
 }

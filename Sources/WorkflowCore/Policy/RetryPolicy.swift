@@ -58,8 +58,9 @@ public enum RetryPolicy {
                                       runId: String) -> Double {
         if let retryAfterSeconds, retryAfterSeconds >= 0 { return retryAfterSeconds }
         let exponent = Double(min(max(failures - 1, 0), 30))
-        let base = min(interval * pow2(exponent), reconnectCapSeconds)
-        return base * Jitter.factor(seed: seed, key: "reconnect:\(runId)", attempt: failures, spread: pollJitter)
+        let jittered = interval * pow2(exponent) * Jitter.factor(seed: seed, key: "reconnect:\(runId)", attempt: failures,
+                                                                 spread: pollJitter)
+        return min(jittered, reconnectCapSeconds)  // the cap holds, jitter included
     }
 
     static func pow2(_ e: Double) -> Double {

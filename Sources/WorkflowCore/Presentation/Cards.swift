@@ -232,31 +232,34 @@ extension Executor {
         } else {
             o["retry"] = action(false, "Nothing to retry yet")
         }
-        // Re-run with latest: like Run, for a node that ran before.
-        if busy {
-            o["rerunLatest"] = action(false, busyReason)
-        } else if previous == nil {
-            o["rerunLatest"] = action(false, "Not run yet; use Run")
-        } else if let reason = blockedReason {
-            o["rerunLatest"] = action(false, reason)
-        } else {
-            o["rerunLatest"] = action(true, nil)
-        }
+        // Re-run with latest: the same as Run (current edges, newest inputs); shells offer it once
+        // a node has run (`hasRun`).
+        o["rerunLatest"] = o["run"]
+        o["hasRun"] = .bool(previous != nil)
         // Await actions.
         if let a = openAwait {
-            if let c = liveClaim(a) {
+            let claim = liveClaim(a)
+            if let c = claim {
+                // The claimant may open it again; anyone else is refused (alreadyClaimed).
                 o["openEditor"] = ["enabled": true, "claimedBy": .string(c.claimant), "leaseExpiresAt": JSON(c.leaseExpiresAt)]
             } else {
                 o["openEditor"] = action(true, nil)
             }
+            let handled = claim.map { "Being handled by \($0.claimant) until \($0.leaseExpiresAt.rfc3339)" }
             if a.snoozeCount >= ctx.settings.maxSnoozes {
                 o["snooze"] = action(false, "Snoozed \(ctx.settings.maxSnoozes) times already")
-            } else if a.status == .snoozed {
-                o["snooze"] = action(false, "Already snoozed until \(a.snoozeUntil?.rfc3339 ?? "later")")
+            } else if let handled {
+                o["snooze"] = action(false, handled)
             } else {
                 o["snooze"] = action(true, nil)
             }
-            o["skip"] = action(a.skippable, "This request cannot be skipped")
+            if !a.skippable {
+                o["skip"] = action(false, "This request cannot be skipped")
+            } else if let handled {
+                o["skip"] = action(false, handled)
+            } else {
+                o["skip"] = action(true, nil)
+            }
         } else {
             let none = t.isInteractive ? "No request is waiting" : "This step needs no input"
             o["openEditor"] = action(false, none)

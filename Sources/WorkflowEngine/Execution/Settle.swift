@@ -30,11 +30,7 @@ extension Engine {
     /// What the list, the timers and the scheduler keep about a workflow.
     func summary(_ uow: UnitOfWork, _ wf: Workflow) throws(EngineError) -> WorkflowSummary {
         let executor = try uow.executor(for: wf)
-        var search = wf.title.lowercased()
-        for t in executor.graph.nodes {
-            search += "\n" + t.displayTitle.lowercased()
-            if t.title != nil { search += "\n" + t.id.lowercased() }
-        }
+        let search = wf.title.lowercased() + (uow.template(wf.templateId)?.searchText ?? "")
         let open = wf.awaits.filter(\.isOpen)
         let remote = Scheduler.counts(wf, .remote)
         let local = Scheduler.counts(wf, .local)

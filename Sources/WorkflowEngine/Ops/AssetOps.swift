@@ -11,7 +11,7 @@ extension Engine {
         // asset.import {type, uri, bytes?, hash?, meta?} → the asset (no provenance): a file the
         // host brings, to bind or pick later.
         "asset.import": OpHandler(mutates: true, args: ["type", "uri", "bytes", "hash", "meta"]) { (_, uow, args) throws(EngineError) -> JSON in
-            try resolveAsset(uow, .object(args.object), path: "asset", expectedType: nil).json
+            try resolveAsset(uow, .object(args.object), path: "", expectedType: nil).json
         },
 
         // asset.delete {assetId} → {assetId, deleted, evicted}: its cached files are evicted; a

@@ -28,10 +28,16 @@ extension Engine {
             let jobId = try args.string("jobId")
             let update = try jobUpdate(args)
             guard let (runId, _) = try uow.run(forJob: jobId) else {
+                // A duplicate job the engine asked to cancel: its final status answers the cancel.
+                let cancels = uow.effects(answerKey: AnswerKey.cancel(jobId))
+                if !cancels.isEmpty {
+                    if update.status != .queued && update.status != .running { uow.settle(answerKey: AnswerKey.cancel(jobId)) }
+                    return ["applied": false, "ignored": "a duplicate job being cancelled", "jobId": .string(jobId)]
+                }
                 throw .notFound("unknownJob", "no run has job '\(jobId)'", details: ["jobId": .string(jobId)])
             }
             return try withRun(uow, runId: runId) { (wf, executor, r) throws(EngineError) -> JSON in
-                eventResult(try executor.jobUpdated(&wf, runIndex: r, update: update), wf, r)
+                eventResult(try executor.jobUpdated(&wf, runIndex: r, jobId: jobId, update: update), wf, r)
             }
         },
 
@@ -124,8 +130,12 @@ extension Engine {
         }
         var progress: Double?
         if let p = args["progress"] {
-            guard let d = p.doubleValue, d.isFinite, d >= 0 else { throw Args.wrong("progress", "a number from 0 to 1", p) }
-            progress = d > 1 ? d / 100 : d  // a percentage is accepted too
+            guard let d = p.doubleValue else { throw Args.wrong("progress", "a number from 0 to 1", p) }
+            guard d.isFinite, d >= 0, d <= 1 else {
+                throw .invalid("invalidArgument", "progress must be a number from 0 to 1 (a fraction, not a percentage), not \(d)",
+                               details: ["argument": "progress"])
+            }
+            progress = d
         }
         var logTail: [String]?
         if let l = args["logTail"] {

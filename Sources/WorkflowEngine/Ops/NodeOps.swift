@@ -9,30 +9,30 @@ extension Engine {
         },
 
         // node.run {workflowId, nodeId} → {runId, state}. Not ready → WF_ESTATE notReady, details.missing.
-        "node.run": OpHandler(mutates: true, args: ["workflowId", "nodeId"]) { (_, uow, args) throws(EngineError) -> JSON in
-            try withWorkflow(uow, args) { (wf, executor) throws(EngineError) -> JSON in
+        "node.run": OpHandler(mutates: true, args: ["workflowId", "nodeId"]) { (engine, uow, args) throws(EngineError) -> JSON in
+            let (workflowId, n, runId) = try withWorkflow(uow, args) { (wf, executor) throws(EngineError) -> (String, Int, String) in
                 let n = try nodeIndex(wf, args)
-                let runId = try executor.run(&wf, n)
-                return ["runId": .string(runId), "nodeId": .string(wf.nodes[n].nodeId), "state": .string(wf.nodes[n].state.rawValue)]
+                return (wf.workflowId, n, try executor.run(&wf, n))
             }
+            return try startedResult(engine, uow, workflowId, n, runId)
         },
 
         // node.rerunLatest {workflowId, nodeId} → {runId, state}: current edges and newest inputs.
-        "node.rerunLatest": OpHandler(mutates: true, args: ["workflowId", "nodeId"]) { (_, uow, args) throws(EngineError) -> JSON in
-            try withWorkflow(uow, args) { (wf, executor) throws(EngineError) -> JSON in
+        "node.rerunLatest": OpHandler(mutates: true, args: ["workflowId", "nodeId"]) { (engine, uow, args) throws(EngineError) -> JSON in
+            let (workflowId, n, runId) = try withWorkflow(uow, args) { (wf, executor) throws(EngineError) -> (String, Int, String) in
                 let n = try nodeIndex(wf, args)
-                let runId = try executor.rerunLatest(&wf, n)
-                return ["runId": .string(runId), "nodeId": .string(wf.nodes[n].nodeId), "state": .string(wf.nodes[n].state.rawValue)]
+                return (wf.workflowId, n, try executor.rerunLatest(&wf, n))
             }
+            return try startedResult(engine, uow, workflowId, n, runId)
         },
 
         // node.retry {workflowId, nodeId} → {runId, state}: the previous run's frozen inputs and params.
-        "node.retry": OpHandler(mutates: true, args: ["workflowId", "nodeId"]) { (_, uow, args) throws(EngineError) -> JSON in
-            try withWorkflow(uow, args) { (wf, executor) throws(EngineError) -> JSON in
+        "node.retry": OpHandler(mutates: true, args: ["workflowId", "nodeId"]) { (engine, uow, args) throws(EngineError) -> JSON in
+            let (workflowId, n, runId) = try withWorkflow(uow, args) { (wf, executor) throws(EngineError) -> (String, Int, String) in
                 let n = try nodeIndex(wf, args)
-                let runId = try executor.retry(&wf, n)
-                return ["runId": .string(runId), "nodeId": .string(wf.nodes[n].nodeId), "state": .string(wf.nodes[n].state.rawValue)]
+                return (wf.workflowId, n, try executor.retry(&wf, n))
             }
+            return try startedResult(engine, uow, workflowId, n, runId)
         },
 
         // node.cancel {workflowId, nodeId} → {state}: only Cancel stops a job (remote.cancel).
@@ -125,6 +125,16 @@ extension Engine {
             return ["runs": .array(runs.map { executor.runJSON($0, currentParams: current) })]
         },
     ]
+
+    /// `{runId, nodeId, state}` after the queues had their say, so `state` is where the node is
+    /// when the call returns (a local run that got a slot is already `runningLocal`).
+    static func startedResult(_ engine: Engine, _ uow: UnitOfWork, _ workflowId: String, _ n: Int, _ runId: String)
+        throws(EngineError) -> JSON
+    {
+        try engine.settleTouched(uow)
+        let node = try uow.requireWorkflow(workflowId).nodes[n]
+        return ["runId": .string(runId), "nodeId": .string(node.nodeId), "state": .string(node.state.rawValue)]
+    }
 
     static func paramsResult(_ wf: Workflow, _ executor: Executor, _ n: Int) -> JSON {
         ["nodeId": .string(wf.nodes[n].nodeId), "params": .object(executor.effectiveParams(wf, n)),

@@ -24,7 +24,8 @@ extension Engine {
             let warnings = JSON.array(validation.warnings.map(\.json))
             if let existing = uow.templateId(forCanonicalText: text) {
                 return ["templateId": .string(existing), "name": .string(template.name),
-                        "schema": .string(Template.currentSchema), "sourceSchema": JSON(validation.schema),
+                        "schema": .string(Template.currentSchema),
+                        "sourceSchema": JSON(uow.template(existing)?.stored.sourceSchema),
                         "warnings": warnings, "existing": true]
             }
             let seq = uow.nextNumber("tpl")

@@ -5,7 +5,7 @@ extension Engine {
     static let toolOps: [String: OpHandler] = [
         // tool.register {kind, inputs, outputs, resourceClass, defaults, summaryParams, title?, description?}
         // → the catalogue entry. Registering a kind again replaces its entry.
-        "tool.register": OpHandler(mutates: true, args: ["kind", "title", "description", "inputs", "outputs", "resourceClass", "defaults", "summaryParams"]) { (engine, uow, args) throws(EngineError) -> JSON in
+        "tool.register": OpHandler(mutates: true, args: ["kind", "title", "description", "inputs", "outputs", "resourceClass", "defaults", "summaryParams"], extensions: true) { (engine, uow, args) throws(EngineError) -> JSON in
             let (spec, issues) = ToolSpec.decode(.object(args.object))
             guard let spec else {
                 let first = issues[0]

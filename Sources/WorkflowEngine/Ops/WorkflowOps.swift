@@ -217,7 +217,8 @@ extension Engine {
         let draft = try AssetDraft.decode(json, path: path)
         let type = draft.type ?? expectedType
         guard let type else {
-            throw .invalid("invalidAsset", "\(path).type is required", details: ["argument": .string("\(path).type")])
+            let field = path.isEmpty ? "type" : "\(path).type"
+            throw .invalid("invalidAsset", "\(field) is required", details: ["argument": .string(field)])
         }
         if let expectedType, type != expectedType {
             throw .invalid("portTypeMismatch", "\(path): asset is \(type) but the port expects \(expectedType)",
