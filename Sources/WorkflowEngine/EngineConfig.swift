@@ -26,7 +26,8 @@ public struct EngineConfig: Sendable {
     public var assetRetentionDays: Double = 7
     /// Done awaits stay in the Action Center this long.
     public var awaitRetentionDays: Double = 7
-    public var logLevel: Logger.Level = .warning
+    /// Quiet by default: an embedded library speaks when its host asks it to.
+    public var logLevel: Logger.Level = .error
 
     public init() {}
 

@@ -99,7 +99,6 @@ final class ResumePollingTests: XCTestCase {
         XCTAssertEqual(h.effects("remote.poll").count, 1)
         try h.crash()
         XCTAssertEqual(h.effects("remote.poll").count, 1, "the taken but unanswered poll comes again")
-        _ = wf
     }
 }
 
@@ -262,5 +261,30 @@ final class CancelDeliveryTests: XCTestCase {
         XCTAssertEqual(entry["x-owner"], "studio")
         let wf = h.create(h.register(template: Templates.chain))
         XCTAssertEqual(h.call("node.run", ["workflowId": .string(wf), "nodeId": "A"])["state"], "runningLocal")
+    }
+}
+
+final class ReconnectCadenceTests: XCTestCase {
+    func testAfterReconnectingPollsReturnToTheTenSecondCadence() throws {
+        let h = try Harness()
+        h.register(tool: "StylizeRemote", outputs: ["image": "ImageRef"], remote: true)
+        let wf = h.create(h.register(template: Templates.oneRemote()))
+        h.call("workflow.runAllReady", ["workflowId": .string(wf)])
+        h.call("job.submitted", ["runId": h.effects("remote.submit")[0]["runId"]!, "jobId": "j"])
+        for _ in 0..<6 {
+            var waited = 0
+            while h.effects("remote.poll").isEmpty && waited < 400 {
+                h.advance(1)
+                waited += 1
+            }
+            h.call("job.transportError", ["jobId": "j"])
+        }
+        h.call("job.update", ["jobId": "j", "status": "running"])
+        var waited = 0
+        while h.effects("remote.poll").isEmpty && waited < 400 {
+            h.advance(1)
+            waited += 1
+        }
+        XCTAssertTrue((9...11).contains(waited), "back to 10 s ± 10 %, waited \(waited)")
     }
 }

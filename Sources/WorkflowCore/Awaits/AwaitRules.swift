@@ -97,7 +97,7 @@ extension Executor {
         ["workflowId": .string(a.workflowId), "nodeId": .string(a.nodeId), "runId": .string(a.runId),
          "awaitId": .string(a.awaitId), "category": .string(a.type.notificationCategory),
          "title": .string(a.notificationTitle), "body": .string(a.notificationBody), "deepLink": .string(a.deepLink),
-         "actions": JSON(a.type.notificationActions + (a.skippable ? ["Skip"] : [])), "urgency": .string(a.urgency.rawValue),
+         "actions": JSON(a.actions), "urgency": .string(a.urgency.rawValue),
          "threadId": .string(a.workflowId)]
     }
 

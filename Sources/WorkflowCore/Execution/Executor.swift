@@ -63,16 +63,18 @@ public struct Executor {
     /// (`inputChanged`), files awaits for interactive nodes that became ready, and starts ready
     /// nodes of a workflow running all ready steps.
     public func reconcile(_ wf: inout Workflow) throws(EngineError) {
+        // Taints are settled in graph order too: a node's producers are final before it is gated.
+        var taints = [Taint?](repeating: nil, count: wf.nodes.count)
         for n in graph.order {
-            let node = wf.nodes[n]
-            if node.state.isInFlight { continue }
-            let run = wf.run(node.currentRunId)
-            if let run, !run.status.isTerminal { continue }  // a local run waiting for a slot
-            if node.state == .cancelled || node.state == .skipped { continue }
-            if node.state == .failed, run?.startedAt == nil { continue }  // aborted before start: stays visible
-            let gate = try self.gate(wf, n)
-            if let run, run.startedAt != nil, run.status == .succeeded || run.status == .failed {
-                try reconcileRan(&wf, n, lastRun: run, gate: gate)
+            defer { taints[n] = taint(wf, n, given: taints) }
+            let state = wf.nodes[n].state
+            if state.isInFlight || state == .cancelled || state == .skipped { continue }
+            let r = wf.nodes[n].currentRunId.flatMap { wf.runIndex($0) }
+            if let r, !wf.runs[r].status.isTerminal { continue }  // a local run waiting for a slot
+            if state == .failed, r.map({ wf.runs[$0].startedAt }) ?? nil == nil { continue }  // aborted before start
+            let gate = try self.gate(wf, n, taints: taints)
+            if let r, wf.runs[r].startedAt != nil, wf.runs[r].status == .succeeded || wf.runs[r].status == .failed {
+                try reconcileRan(&wf, n, lastRun: wf.runs[r], gate: gate)
             } else {
                 try reconcileFresh(&wf, n, gate: gate)
             }
@@ -363,8 +365,8 @@ public struct Executor {
             status = .archived
         } else if wf.nodes.allSatisfy({ $0.state == .succeeded || $0.state == .skipped }) {
             status = .done
-        } else if wf.nodes.contains(where: { $0.state == .failed || $0.state == .cancelled }),
-            !wf.nodes.contains(where: { $0.state.isInFlight || $0.state == .ready })
+        } else if wf.nodes.contains(where: { ($0.state == .failed && $0.lastError?.code != "interrupted") || $0.state == .cancelled }),
+            !wf.nodes.contains(where: { $0.state.isInFlight || $0.state == .ready || $0.lastError?.code == "interrupted" && $0.state == .failed })
         {
             status = .failed
         } else {

@@ -11,22 +11,65 @@ public enum Gate: Equatable, Sendable {
     }
 }
 
+/// What is wrong upstream of a node's result, named by where it started: the result is out of
+/// date (a node's input changed since it ran) or cannot come (a node failed, was cancelled or
+/// skipped). Taints flow down the graph so every descendant names the origin, however far.
+public enum Taint: Equatable, Sendable {
+    case stale(origin: String)
+    case failed(origin: String, what: String)
+}
+
 extension Executor {
-    /// Whether node `n` could run now, and with which inputs; otherwise why not.
-    public func gate(_ wf: Workflow, _ n: Int, ignoreNetwork: Bool = false) throws(EngineError) -> Gate {
-        let t = graph.nodes[n]
+    /// Each node's taint, computed in graph order from the nodes' states.
+    public func taints(_ wf: Workflow) -> [Taint?] {
+        var taints = [Taint?](repeating: nil, count: wf.nodes.count)
+        for n in graph.order { taints[n] = taint(wf, n, given: taints) }
+        return taints
+    }
+
+    /// Node `n`'s taint, its producers' being known: blocked because an input changed (stale, it
+    /// is the origin), blocked by a stale or failed upstream (that origin), or holding a result
+    /// made from a stale producer's output (stale, the producer's origin).
+    func taint(_ wf: Workflow, _ n: Int, given taints: [Taint?]) -> Taint? {
         let node = wf.nodes[n]
-        let needsTool = t.awaitSpec == nil || t.awaitSpec?.type == .confirmParams
-        if needsTool, ctx.tool(t.kind) == nil {
+        switch node.state {
+        case .blocked:
+            guard let reason = node.blockedReason else { return nil }
+            if reason.code == BlockedReason.inputChanged { return .stale(origin: node.nodeId) }
+            if let origin = reason.details["staleUpstream"]?.stringValue { return .stale(origin: origin) }
+            if reason.code == BlockedReason.upstreamFailed, let origin = reason.details["upstream"]?.stringValue {
+                return .failed(origin: origin, what: reason.details["what"]?.stringValue ?? "failed")
+            }
+            return nil
+        case .succeeded:
+            for port in graph.info[n].inputs where node.inputSelections[port.name] == nil {
+                if let p = graph.producers[n][port.name], case let .stale(origin)? = taints[p.node] {
+                    return .stale(origin: origin)
+                }
+            }
+            return nil
+        default:
+            return nil
+        }
+    }
+
+    /// Whether node `n` could run now, and with which inputs; otherwise why not. `taints` are the
+    /// workflow's (``taints(_:)``); computed when not given.
+    public func gate(_ wf: Workflow, _ n: Int, taints given: [Taint?]? = nil, ignoreNetwork: Bool = false)
+        throws(EngineError) -> Gate
+    {
+        let t = graph.info[n]
+        if t.needsTool, ctx.tool(t.kind) == nil {
             return .blocked(BlockedReason(code: BlockedReason.toolNotInstalled, message: "Tool not installed.",
                                           details: ["kind": .string(t.kind)]), missing: [])
         }
+        let taints = t.inputs.isEmpty ? [] : (given ?? self.taints(wf))
         var inputs: [String: String] = [:]
         var waiting: [(port: String, phrase: String)] = []
         var upstreamProblem: BlockedReason?
         var staleUpstream: String?
         for port in t.inputs {
-            if let selected = node.inputSelections[port.name] {
+            if let selected = wf.nodes[n].inputSelections[port.name] {
                 if try validAsset(selected, type: port.type) {
                     inputs[port.name] = selected
                     continue
@@ -35,11 +78,28 @@ extension Executor {
                 continue
             }
             if let producer = graph.producers[n][port.name] {
-                let p = wf.nodes[producer.node]
-                let pid = p.nodeId
-                switch p.state {
+                let pid = wf.nodes[producer.node].nodeId
+                switch taints[producer.node] {
+                case let .stale(origin)?:
+                    // A result made from out-of-date inputs is never used: name where it started.
+                    staleUpstream = staleUpstream ?? origin
+                    let why = origin == pid ? "its input changed" : "upstream '\(origin)' changed"
+                    waiting.append((port.name, "\(port.name) from '\(pid)' (\(why))"))
+                    continue
+                case let .failed(origin, what)?:
+                    if upstreamProblem == nil {
+                        upstreamProblem = BlockedReason(
+                            code: BlockedReason.upstreamFailed, message: "Upstream '\(origin)' \(what).",
+                            details: ["upstream": .string(origin), "what": .string(what), "via": .string(pid),
+                                      "port": .string(port.name)])
+                    }
+                    continue
+                case nil:
+                    break
+                }
+                switch wf.nodes[producer.node].state {
                 case .succeeded:
-                    if let asset = p.outputs[producer.port], try validAsset(asset, type: port.type) {
+                    if let asset = wf.nodes[producer.node].outputs[producer.port], try validAsset(asset, type: port.type) {
                         inputs[port.name] = asset
                     } else if !port.optional {
                         waiting.append((port.name, "\(port.name) from '\(pid)' (its output is gone)"))
@@ -48,27 +108,24 @@ extension Executor {
                     if !port.optional, upstreamProblem == nil {
                         upstreamProblem = BlockedReason(
                             code: BlockedReason.upstreamFailed, message: "Upstream '\(pid)' was skipped.",
-                            details: ["upstream": .string(pid), "port": .string(port.name)])
+                            details: ["upstream": .string(pid), "what": "was skipped", "port": .string(port.name)])
                     }
+                case .failed where wf.nodes[producer.node].lastError?.code == "interrupted":
+                    // Not a failure of the work: the producer waits for its Retry.
+                    waiting.append((port.name, "\(port.name) from '\(pid)' (interrupted; Retry it)"))
                 case .failed, .cancelled:
                     if upstreamProblem == nil {
-                        let verb = p.state == .failed ? "failed" : "was cancelled"
+                        let what = wf.nodes[producer.node].state == .failed ? "failed" : "was cancelled"
                         upstreamProblem = BlockedReason(
-                            code: BlockedReason.upstreamFailed, message: "Upstream '\(pid)' \(verb).",
-                            details: ["upstream": .string(pid), "port": .string(port.name)])
+                            code: BlockedReason.upstreamFailed, message: "Upstream '\(pid)' \(what).",
+                            details: ["upstream": .string(pid), "what": .string(what), "port": .string(port.name)])
                     }
-                case .blocked where isStale(p):
-                    // Name the node whose input actually changed, however far up it is.
-                    let origin = p.blockedReason?.details["staleUpstream"]?.stringValue ?? pid
-                    staleUpstream = staleUpstream ?? origin
-                    let why = origin == pid ? "its input changed" : "upstream '\(origin)' changed"
-                    waiting.append((port.name, "\(port.name) from '\(pid)' (\(why))"))
                 default:
                     waiting.append((port.name, "\(port.name) from '\(pid)'"))
                 }
                 continue
             }
-            if let bound = node.bindings[port.name] {
+            if let bound = wf.nodes[n].bindings[port.name] {
                 if try validAsset(bound, type: port.type) {
                     inputs[port.name] = bound
                 } else if !port.optional {
@@ -86,17 +143,10 @@ extension Executor {
             return .blocked(BlockedReason(code: BlockedReason.waitingForInput, message: message, details: details),
                             missing: waiting.map(\.port))
         }
-        if !ignoreNetwork, !ctx.isOnline, t.resourceClass == .remote, t.awaitSpec == nil {
+        if !ignoreNetwork, !ctx.isOnline, t.resourceClass == .remote, !t.isInteractive {
             return .blocked(BlockedReason(code: BlockedReason.offline, message: "Offline"), missing: [])
         }
         return .ready(inputs: inputs)
-    }
-
-    /// A blocked node whose result is out of date, directly (its input changed) or through an
-    /// upstream node that is.
-    func isStale(_ node: NodeInstance) -> Bool {
-        guard node.state == .blocked, let reason = node.blockedReason else { return false }
-        return reason.code == BlockedReason.inputChanged || reason.details["staleUpstream"] != nil
     }
 
     func validAsset(_ id: String, type: String) throws(EngineError) -> Bool {

@@ -111,6 +111,7 @@ extension Executor {
             return .ignored("the run is \(run.status.rawValue)")
         }
         ctx.settle(answerKey: AnswerKey.poll(run.runId))
+        let wasReconnecting = run.pollFailures > 0
         wf.runs[r].pollFailures = 0
         wf.runs[r].providerStatus = update.status.rawValue
         if let p = update.progress { wf.runs[r].progress = min(max(p, 0), 1) }
@@ -119,12 +120,13 @@ extension Executor {
         switch update.status {
         case .queued:
             if wf.runs[r].status == .submitting || wf.runs[r].status == .retryWait { wf.runs[r].status = .submitted }
-            if wf.runs[r].nextPollAt == nil { schedulePoll(&wf, runIndex: r) }
+            // Back from "Reconnecting…": the regular cadence again, not the backoff.
+            if wf.runs[r].nextPollAt == nil || wasReconnecting { schedulePoll(&wf, runIndex: r) }
             return .applied
         case .running:
             wf.runs[r].status = .running
             if wf.nodes[n].state == .queuedRemote { try setState(&wf, n, .runningRemote) }
-            if wf.runs[r].nextPollAt == nil { schedulePoll(&wf, runIndex: r) }
+            if wf.runs[r].nextPollAt == nil || wasReconnecting { schedulePoll(&wf, runIndex: r) }
             return .applied
         case .failed:
             try fail(&wf, runIndex: r, error: update.error

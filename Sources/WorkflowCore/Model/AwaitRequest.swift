@@ -86,6 +86,18 @@ public struct AwaitRequest: Sendable, Equatable {
 
     public var isOpen: Bool { status != .done }
 
+    /// The actions a notification and an Action Center cell offer: the category's, with one
+    /// "Choose …" per candidate there is (A and B at most), and Skip where allowed.
+    public var actions: [String] {
+        var actions = type.notificationActions
+        if type == .selectAsset {
+            let letters = ["Choose A", "Choose B"].prefix(min(2, inputs.count))
+            actions = Array(letters) + actions.filter { !$0.hasPrefix("Choose ") }
+        }
+        if skippable { actions.append("Skip") }
+        return actions
+    }
+
     /// Candidates in order ("Choose A" is the first): the input assets sorted by port.
     public var candidates: [(port: String, assetId: String)] {
         inputs.keys.sorted().map { ($0, inputs[$0]!) }

@@ -39,6 +39,7 @@ extension Executor {
             o["lastError"] = .null
         }
         o["actions"] = .object(try actions(wf, n, run: run, gate: gate, openAwait: openAwait))
+        o["hasRun"] = .bool(lastRunWithInputs(wf, n) != nil)
         o["logTail"] = JSON(Array((run?.logTail ?? []).suffix(6)))
         o["outputs"] = .object(JSONObject(uniqueKeysWithValues: node.outputs.sorted { $0.key < $1.key }
             .map { ($0.key, JSON.string($0.value)) }))
@@ -81,6 +82,8 @@ extension Executor {
                 status = "Waiting for a remote slot"
             } else if run?.status == .submitting {
                 status = "Submitting…"
+            } else if !ctx.isOnline {
+                status = "Offline — status checks wait for the network"
             } else {
                 status = "Queued at the provider"
             }
@@ -232,10 +235,9 @@ extension Executor {
         } else {
             o["retry"] = action(false, "Nothing to retry yet")
         }
-        // Re-run with latest: the same as Run (current edges, newest inputs); shells offer it once
-        // a node has run (`hasRun`).
+        // Re-run with latest: the same as Run (current edges, newest inputs); shells label it so
+        // once a node has run (the card's `hasRun`).
         o["rerunLatest"] = o["run"]
-        o["hasRun"] = .bool(previous != nil)
         // Await actions.
         if let a = openAwait {
             let claim = liveClaim(a)

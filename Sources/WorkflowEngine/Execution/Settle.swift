@@ -31,7 +31,8 @@ extension Engine {
     func summary(_ uow: UnitOfWork, _ wf: Workflow) throws(EngineError) -> WorkflowSummary {
         let executor = try uow.executor(for: wf)
         let search = wf.title.lowercased() + (uow.template(wf.templateId)?.searchText ?? "")
-        let open = wf.awaits.filter(\.isOpen)
+        // Counted as the badges count: pending awaits (snoozed ones wait quietly).
+        let open = wf.awaits.filter { $0.status == .pending }
         let remote = Scheduler.counts(wf, .remote)
         let local = Scheduler.counts(wf, .local)
         return WorkflowSummary(

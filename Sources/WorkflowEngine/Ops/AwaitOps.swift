@@ -2,8 +2,8 @@ import WorkflowCore
 
 extension Engine {
     static let awaitOps: [String: OpHandler] = [
-        // await.list {workflowId?, groupBy?: "workflow"} → {pending, snoozed, done}: urgency, then
-        // age (oldest first); done: most recent first. With groupBy each is [{workflowId, title, awaits}].
+        // await.list {workflowId?, groupBy?: "workflow"} → {pending, snoozed, done}, each sorted by
+        // urgency, then age (oldest first). With groupBy each is [{workflowId, title, awaits}].
         "await.list": OpHandler(mutates: false, args: ["workflowId", "groupBy"]) { (_, uow, args) throws(EngineError) -> JSON in
             let only = try args.optionalString("workflowId")
             let group = try args.optionalChoice("groupBy", ["workflow"]) != nil
@@ -28,7 +28,7 @@ extension Engine {
             }
             pending.sort(by: byUrgency)
             snoozed.sort(by: byUrgency)
-            done.sort { ($0.0.doneAt ?? $0.0.createdAt) > ($1.0.doneAt ?? $1.0.createdAt) }
+            done.sort(by: byUrgency)
             func section(_ items: [(AwaitRequest, Executor, Workflow)]) -> JSON {
                 guard group else { return .array(items.map { $0.1.awaitJSON($0.0) }) }
                 var order: [String] = []
@@ -108,7 +108,7 @@ extension Engine {
             let action = try args.string("action")
             return try withAwait(uow, args) { (wf, executor, i) throws(EngineError) -> JSON in
                 let a = wf.awaits[i]
-                let offered = a.type.notificationActions + (a.skippable ? ["Skip"] : [])
+                let offered = a.actions
                 guard offered.contains(action) else {
                     throw .invalid("unknownAction", "'\(action)' is not an action of \(a.type.notificationCategory)",
                                    details: ["action": .string(action), "actions": JSON(offered)])

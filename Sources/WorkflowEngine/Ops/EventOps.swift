@@ -32,7 +32,7 @@ extension Engine {
                 let cancels = uow.effects(answerKey: AnswerKey.cancel(jobId))
                 if !cancels.isEmpty {
                     if update.status != .queued && update.status != .running { uow.settle(answerKey: AnswerKey.cancel(jobId)) }
-                    return ["applied": false, "ignored": "a duplicate job being cancelled", "jobId": .string(jobId)]
+                    return ["applied": false, "ignored": "a job the engine asked the provider to cancel", "jobId": .string(jobId)]
                 }
                 throw .notFound("unknownJob", "no run has job '\(jobId)'", details: ["jobId": .string(jobId)])
             }

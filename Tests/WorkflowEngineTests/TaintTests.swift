@@ -1,0 +1,58 @@
+import WorkflowCore
+import WorkflowEngine
+import XCTest
+
+/// Taints flow down the graph: nothing downstream uses a stale result, and every descendant of a
+/// failure names where it started.
+final class TaintTests: XCTestCase {
+    private let fourChain: JSON = [
+        "schema": "app.workflow/v2", "name": "four",
+        "nodes": [["id": "A", "kind": "Text", "outputs": ["text": "TextRef"]],
+                  ["id": "B", "kind": "Uppercase", "inputs": ["text": "TextRef"], "outputs": ["text": "TextRef"]],
+                  ["id": "C", "kind": "Reverse", "inputs": ["text": "TextRef"], "outputs": ["text": "TextRef"]],
+                  ["id": "D", "kind": "Append", "inputs": ["text": "TextRef"], "outputs": ["text": "TextRef"]]],
+        "edges": [["from": ["A", "text"], "to": ["B", "text"]], ["from": ["B", "text"], "to": ["C", "text"]],
+                  ["from": ["C", "text"], "to": ["D", "text"]]],
+        "options": ["errorPolicy": "isolate-node"],
+    ]
+
+    func testANodeBelowASucceededButStaleNodeWaitsNamingTheOrigin() throws {
+        let h = try Harness()
+        Templates.registerTextTools(h)
+        let wf = h.create(h.register(template: fourChain))
+        for node in ["A", "B", "C"] {
+            h.call("node.run", ["workflowId": .string(wf), "nodeId": .string(node)])
+            h.runLocalTools()
+        }
+        h.call("node.run", ["workflowId": .string(wf), "nodeId": "A"])
+        h.runLocalTools()
+        XCTAssertEqual(h.node(wf, "B")["blockedReason"]?["code"], "inputChanged")
+        XCTAssertEqual(h.state(wf, "C"), "succeeded", "C keeps its result: it matches its own inputs")
+        XCTAssertEqual(h.state(wf, "D"), "blocked", "but nothing may start from it")
+        XCTAssertEqual(h.node(wf, "D")["blockedReason"]?["message"], "Waiting for text from 'C' (upstream 'B' changed)")
+        XCTAssertEqual(h.fail("node.run", ["workflowId": .string(wf), "nodeId": "D"]).code, "notReady")
+    }
+
+    func testEveryDescendantOfAFailureNamesIt() throws {
+        let h = try Harness()
+        Templates.registerTextTools(h)
+        let wf = h.create(h.register(template: fourChain))
+        h.call("node.run", ["workflowId": .string(wf), "nodeId": "A"])
+        let e = h.effects("local.run")[0]
+        h.call("local.completed", ["runId": e["runId"]!, "error": ["code": "E1", "message": "broken"]])
+        for node in ["B", "C", "D"] {
+            XCTAssertEqual(h.node(wf, node)["blockedReason"], ["code": "upstreamFailed", "message": "Upstream 'A' failed."], node)
+        }
+    }
+
+    func testAnInterruptedRunLeavesTheWorkflowActiveAndItsConsumersWaitForTheRetry() throws {
+        let h = try Harness(file: true)
+        Templates.registerTextTools(h)
+        let wf = h.create(h.register(template: fourChain))
+        h.call("node.run", ["workflowId": .string(wf), "nodeId": "A"])
+        try h.crash()
+        XCTAssertEqual(h.node(wf, "A")["lastError"]?["code"], "interrupted")
+        XCTAssertEqual(h.call("workflow.get", ["workflowId": .string(wf)])["status"], "active", "Retry is waiting, not a failure")
+        XCTAssertEqual(h.node(wf, "B")["blockedReason"]?["message"], "Waiting for text from 'A' (interrupted; Retry it)")
+    }
+}
