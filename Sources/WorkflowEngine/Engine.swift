@@ -93,7 +93,9 @@ public final class Engine: @unchecked Sendable {
     }
 
     func makeUnitOfWork() -> UnitOfWork {
-        UnitOfWork(state: state, store: store, config: config, settings: settings, now: currentTime())
+        let uow = UnitOfWork(state: state, store: store, config: config, settings: settings, now: currentTime())
+        uow.committedQueueCounts = { [scheduler] id in scheduler.committedCounts(id) }
+        return uow
     }
 
     /// Convenience for Swift hosts and tests: throws instead of returning a result.

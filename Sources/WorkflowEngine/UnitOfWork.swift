@@ -37,6 +37,12 @@ final class UnitOfWork {
     private var logs: [(Logger.Level, Logger.Message, Logger.Metadata)] = []
     private(set) var online: Bool?
     private(set) var activeWorkflowId: String??
+    /// Queue counts of the workflows this call touched, and their sum minus what was committed:
+    /// the scheduler reads its totals in O(1) however many workflows a call (or a batch) touches.
+    private(set) var queueCounts: [String: QueueCounts] = [:]
+    private(set) var queueDelta = QueueCounts()
+    /// The committed counts of a workflow, from the scheduler's index.
+    var committedQueueCounts: (String) -> QueueCounts = { _ in QueueCounts() }
 
     init(state: EngineState, store: EngineStore, config: EngineConfig, settings: RuleSettings, now: Timestamp) {
         self.state = state
@@ -138,6 +144,9 @@ final class UnitOfWork {
             touchOrder.append(id)
         }
         workflows[id] = w
+        let counts = QueueCounts(w)
+        queueDelta.add(counts, minus: queueCounts[id] ?? committedQueueCounts(id))
+        queueCounts[id] = counts
     }
 
     /// Changes a workflow in place and stages it.
@@ -156,6 +165,8 @@ final class UnitOfWork {
         }
         workflows[id] = nil
         deletedWorkflows.insert(id)
+        queueDelta.add(QueueCounts(), minus: queueCounts[id] ?? committedQueueCounts(id))
+        queueCounts[id] = QueueCounts()
     }
 
     /// Ids of every workflow, committed or new in this call, minus deleted, in creation order.
@@ -364,15 +375,10 @@ final class UnitOfWork {
             if let s = summaries[id] { state.summaries[id] = s }
             // Index runs and awaits that changed.
             let oldRuns = old?.runs ?? []
-            for (i, r) in w.runs.enumerated() where i >= oldRuns.count || oldRuns[i] != r {
-                if r.status.isTerminal {
-                    state.activeRuns[r.runId] = nil
-                } else {
-                    state.activeRuns[r.runId] = id
-                }
-                if let j = r.jobId {
-                    if r.status.isTerminal { state.jobs[j] = nil } else { state.jobs[j] = r.runId }
-                }
+            for i in w.runs.indices where i >= oldRuns.count || oldRuns[i] != w.runs[i] {
+                let terminal = w.runs[i].status.isTerminal
+                state.activeRuns[w.runs[i].runId] = terminal ? nil : id
+                if let j = w.runs[i].jobId { state.jobs[j] = terminal ? nil : w.runs[i].runId }
             }
             let oldAwaits = old?.awaits ?? []
             for (i, a) in w.awaits.enumerated() where i >= oldAwaits.count || oldAwaits[i] != a {

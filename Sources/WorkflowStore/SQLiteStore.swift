@@ -414,14 +414,15 @@ public final class SQLiteStore: EngineStore {
             INSERT INTO nodes (workflowId, nodeId, position, state, data) VALUES (?, ?, ?, ?, ?)
             ON CONFLICT(workflowId, nodeId) DO UPDATE SET state = excluded.state, data = excluded.data
             """)
-        for (i, node) in new.nodes.enumerated() {
-            if let old, i < old.nodes.count, old.nodes[i] == node { continue }
+        // Indices, not element bindings: a binding copies the whole record.
+        for i in new.nodes.indices {
+            if let old, i < old.nodes.count, old.nodes[i] == new.nodes[i] { continue }
             var row = FastRow(nodeStmt)
             row.text(id)
-            row.text(node.nodeId)
+            row.text(new.nodes[i].nodeId)
             row.int(i)
-            row.text(node.state.rawValue)
-            row.text(text(RecordCoding.encode(node)))
+            row.text(new.nodes[i].state.rawValue)
+            row.text(text(RecordCoding.encode(new.nodes[i])))
             try row.run(db)
         }
         let runStmt = try db.cachedStatement(sql: """
@@ -429,16 +430,16 @@ public final class SQLiteStore: EngineStore {
             ON CONFLICT(runId) DO UPDATE SET status = excluded.status, jobId = excluded.jobId, data = excluded.data
             """)
         let oldRuns = old?.runs ?? []
-        for (i, run) in new.runs.enumerated() {
-            if i < oldRuns.count, oldRuns[i] == run { continue }
+        for i in new.runs.indices {
+            if i < oldRuns.count, oldRuns[i] == new.runs[i] { continue }
             var row = FastRow(runStmt)
-            row.text(run.runId)
+            row.text(new.runs[i].runId)
             row.text(id)
-            row.text(run.nodeId)
+            row.text(new.runs[i].nodeId)
             row.int(i)
-            row.text(run.status.rawValue)
-            row.text(run.jobId)
-            row.text(text(RecordCoding.encode(run)))
+            row.text(new.runs[i].status.rawValue)
+            row.text(new.runs[i].jobId)
+            row.text(text(RecordCoding.encode(new.runs[i])))
             try row.run(db)
         }
         let awaitStmt = try db.cachedStatement(sql: """

@@ -8,10 +8,10 @@ extension Executor {
             guard let t else { return }
             if earliest == nil || t < earliest! { earliest = t }
         }
-        for run in wf.runs where !run.status.isTerminal {
-            consider(run.nextAttemptAt)
-            consider(run.nextPollAt)
-            consider(run.nextDownloadAt)
+        for i in wf.runs.indices where !wf.runs[i].status.isTerminal {
+            consider(wf.runs[i].nextAttemptAt)
+            consider(wf.runs[i].nextPollAt)
+            consider(wf.runs[i].nextDownloadAt)
         }
         for a in wf.awaits where !a.cleared {
             if a.status == .done {

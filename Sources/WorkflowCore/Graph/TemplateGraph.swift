@@ -19,6 +19,17 @@ public final class TemplateGraph: Sendable {
     /// For each node index: the inputs its outputs feed.
     public let consumers: [[Consumer]]
     public let successors: [[Int]]
+    /// What gating reads about each node, apart from the (large) node records.
+    public let info: [NodeInfo]
+
+    public struct NodeInfo: Sendable {
+        public let kind: String
+        public let inputs: [PortSpec]
+        public let resourceClass: ResourceClass
+        public let isInteractive: Bool
+        /// Needs its tool installed: every node but a person-only interactive one.
+        public let needsTool: Bool
+    }
 
     public init(template: Template) {
         self.template = template
@@ -38,6 +49,10 @@ public final class TemplateGraph: Sendable {
         }
         self.producers = producers
         self.consumers = consumers
+        self.info = template.nodes.map {
+            NodeInfo(kind: $0.kind, inputs: $0.inputs, resourceClass: $0.resourceClass, isInteractive: $0.isInteractive,
+                     needsTool: $0.awaitSpec == nil || $0.awaitSpec?.type == .confirmParams)
+        }
         self.successors = successors
         let order = GraphAlgorithms.topologicalOrder(count: template.nodes.count, edges: pairs)
             ?? Array(0..<template.nodes.count)

@@ -59,14 +59,14 @@ final class Scheduler {
 
     /// How many runs of workflow `wf` wait for, and hold, a slot in queue `c`.
     static func counts(_ wf: Workflow, _ c: ResourceClass) -> (queued: Int, running: Int) {
-        let mode: RunMode = c == .remote ? .remote : .local
-        var q = 0
-        var r = 0
-        for run in wf.runs where run.mode == mode && !run.status.isTerminal {
-            if run.status == .queued { q += 1 }
-            if run.holdsSlot { r += 1 }
-        }
-        return (q, r)
+        let counts = QueueCounts(wf)
+        return c == .remote ? (counts.queuedRemote, counts.runningRemote) : (counts.queuedLocal, counts.runningLocal)
+    }
+
+    /// The committed counts of one workflow, for a unit of work's running sums.
+    func committedCounts(_ id: String) -> QueueCounts {
+        QueueCounts(queuedRemote: remote.queued[id] ?? 0, runningRemote: remote.running[id] ?? 0,
+                    queuedLocal: local.queued[id] ?? 0, runningLocal: local.running[id] ?? 0)
     }
 
     /// Builds the index from the persisted summaries (rehydration).
@@ -80,27 +80,20 @@ final class Scheduler {
     // MARK: A call's view
 
     private func counts(_ uow: UnitOfWork, _ id: String, _ c: ResourceClass) -> (queued: Int, running: Int) {
-        if uow.deletedWorkflows.contains(id) { return (0, 0) }
-        if let wf = uow.workflows[id] { return Scheduler.counts(wf, c) }
+        if let staged = uow.queueCounts[id] {
+            return c == .remote ? (staged.queuedRemote, staged.runningRemote) : (staged.queuedLocal, staged.runningLocal)
+        }
         let q = queue(c)
         return (q.queued[id] ?? 0, q.running[id] ?? 0)
     }
 
     /// Runs holding a slot in `c`, including this call's changes.
     func running(_ uow: UnitOfWork, _ c: ResourceClass) -> Int {
-        var total = queue(c).totalRunning
-        for id in uow.touchedWorkflowIds {
-            total += counts(uow, id, c).running - (queue(c).running[id] ?? 0)
-        }
-        return total
+        queue(c).totalRunning + (c == .remote ? uow.queueDelta.runningRemote : uow.queueDelta.runningLocal)
     }
 
     func queued(_ uow: UnitOfWork, _ c: ResourceClass) -> Int {
-        var total = queue(c).totalQueued
-        for id in uow.touchedWorkflowIds {
-            total += counts(uow, id, c).queued - (queue(c).queued[id] ?? 0)
-        }
-        return total
+        queue(c).totalQueued + (c == .remote ? uow.queueDelta.queuedRemote : uow.queueDelta.queuedLocal)
     }
 
     /// Starts queued runs while there are free slots: the active workflow first, then one run per
@@ -188,6 +181,45 @@ final class Scheduler {
 
     /// A call that did not commit served nobody.
     func rolledBack() { served = [:] }
+}
+
+/// Runs waiting for, and holding, a slot in each queue, for one workflow.
+struct QueueCounts: Equatable {
+    var queuedRemote = 0
+    var runningRemote = 0
+    var queuedLocal = 0
+    var runningLocal = 0
+
+    init(queuedRemote: Int = 0, runningRemote: Int = 0, queuedLocal: Int = 0, runningLocal: Int = 0) {
+        self.queuedRemote = queuedRemote
+        self.runningRemote = runningRemote
+        self.queuedLocal = queuedLocal
+        self.runningLocal = runningLocal
+    }
+
+    init(_ wf: Workflow) {
+        for i in wf.runs.indices where !wf.runs[i].status.isTerminal {
+            let queued = wf.runs[i].status == .queued ? 1 : 0
+            let slot = wf.runs[i].holdsSlot ? 1 : 0
+            switch wf.runs[i].mode {
+            case .remote:
+                queuedRemote += queued
+                runningRemote += slot
+            case .local:
+                queuedLocal += queued
+                runningLocal += slot
+            case .interactive:
+                break
+            }
+        }
+    }
+
+    mutating func add(_ a: QueueCounts, minus b: QueueCounts) {
+        queuedRemote += a.queuedRemote - b.queuedRemote
+        runningRemote += a.runningRemote - b.runningRemote
+        queuedLocal += a.queuedLocal - b.queuedLocal
+        runningLocal += a.runningLocal - b.runningLocal
+    }
 }
 
 /// The counts the scheduler needs from a persisted summary.
