@@ -26,22 +26,32 @@ public struct FixtureResult: Sendable, Equatable {
         FixtureResult(name: name, failure: Failure(location: location, message: message))
     }
 
-    /// `PASS name`, or `FAIL name: step N (op): what differed`.
+    /// `PASS name`, or `FAIL name: step N (op): what differed` (runner-cases/README.md, "Report
+    /// lines"), with line feeds written `\n` and carriage returns `\r`.
     public var line: String {
-        guard let failure else { return "PASS \(name)" }
-        let message = failure.message.replacingNewlines()
+        guard let failure else { return "PASS \(name)".escapingLineBreaks() }
+        let text: String
         switch failure.location {
-        case let .step(number, label): return "FAIL \(name): step \(number) (\(label)): \(message)"
-        case .open: return "FAIL \(name): opening the engine: \(message)"
-        case .fixture: return "FAIL \(name): invalid fixture: \(message)"
+        case let .step(number, label): text = "FAIL \(name): step \(number) (\(label)): \(failure.message)"
+        case .open: text = "FAIL \(name): opening the engine: \(failure.message)"
+        case .fixture: text = "FAIL \(name): invalid fixture: \(failure.message)"
         }
+        return text.escapingLineBreaks()
     }
 }
 
 extension String {
-    /// One report line per fixture: embedded newlines become `\n`.
-    func replacingNewlines() -> String {
-        guard contains(where: \.isNewline) else { return self }
-        return split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).joined(separator: "\\n")
+    /// One report line per fixture: LF becomes `\n`, CR `\r` (scalar by scalar, so CR LF is both).
+    func escapingLineBreaks() -> String {
+        guard unicodeScalars.contains(where: { $0 == "\n" || $0 == "\r" }) else { return self }
+        var out = String.UnicodeScalarView()
+        for scalar in unicodeScalars {
+            switch scalar {
+            case "\n": out.append(contentsOf: "\\n".unicodeScalars)
+            case "\r": out.append(contentsOf: "\\r".unicodeScalars)
+            default: out.append(scalar)
+            }
+        }
+        return String(out)
     }
 }

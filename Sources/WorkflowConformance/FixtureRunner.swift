@@ -15,7 +15,7 @@ public struct FixtureRunner<Host: ConformanceHost> {
         var engine: Host.Handle
         switch host.open(config: config) {
         case let .success(e): engine = e
-        case let .failure(error): return .fail(fixture.name, .open, error.summary)
+        case let .failure(error): return .fail(fixture.name, .open, error.summary)  // code: message
         }
         var variables = Variables()
         for (i, step) in fixture.steps.enumerated() {
@@ -41,30 +41,31 @@ public struct FixtureRunner<Host: ConformanceHost> {
         return .pass(fixture.name)
     }
 
-    /// Runs one op step; returns what went wrong, or nil.
+    /// Runs one op step (runner-cases/README.md, "Running an op step"); returns what went wrong,
+    /// or nil.
     func run(_ step: OpStep, on engine: Host.Handle, variables: inout Variables) -> String? {
-        let args: JSONObject
+        var args: JSON
         let expect: JSON?
         do {
             args = try variables.substitute(step.args)
+            if args.isNull { args = [:] }  // as absent (a saved null substituted whole)
             expect = try step.expect.map { (e: JSON) throws(Variables.UnknownName) -> JSON in try variables.substitute(e) }
         } catch {
-            return "nothing was saved as '\(error.name)'"
+            return "unknown saved name '\(error.name)'"
         }
+        if let expect, let bad = Matcher.check(expect) { return bad.description }
         let outcome = host.call(engine, op: step.op, args: args)
         if let problem = OutcomeCheck.check(outcome, against: expect) { return problem }
         let json = outcome.json
         for (name, path) in step.save {
-            guard let value = path.lookup(in: json) else {
-                return "save '\(name)': \(path) is not in the outcome \(Mismatch.render(json))"
-            }
+            guard let value = path.lookup(in: json) else { return "save '\(name)': \(path) is not in the outcome" }
             variables[name] = value
         }
         return nil
     }
 }
 
-/// Judges one outcome against its expectation.
+/// Judges one outcome against its (checked) expectation.
 public enum OutcomeCheck {
     /// nil when the outcome is as expected; otherwise the line's "what differed".
     public static func check(_ outcome: Outcome, against expect: JSON?) -> String? {
@@ -79,6 +80,6 @@ public enum OutcomeCheck {
             case let .success(result): return "ok: expected false, got true (result \(Mismatch.render(result)))"
             }
         }
-        return Matcher.match(expect, outcome.json).map(\.description)
+        return Matcher.matchChecked(expect, outcome.json, path: "").map(\.description)
     }
 }

@@ -11,8 +11,9 @@ public protocol ConformanceHost {
     /// Opens an engine with `config` (already resolved: no `$tempfile` left in it).
     func open(config: JSON) -> Result<Handle, OutcomeError>
 
-    /// Calls `op` with `args` and reports the outcome.
-    func call(_ engine: Handle, op: String, args: JSONObject) -> Outcome
+    /// Calls `op` with `args` and reports the outcome. `args` is usually an object; `null` means
+    /// `{}`, and any other value goes to the engine as it is, which refuses it as `wf_call` does.
+    func call(_ engine: Handle, op: String, args: JSON) -> Outcome
 
     /// Closes the engine cleanly.
     func free(_ engine: Handle)

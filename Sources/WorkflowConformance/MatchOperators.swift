@@ -2,150 +2,228 @@ import Foundation
 import WorkflowCore
 
 /// The operators of `expect` (an object whose keys all start with `$`). Several operators in one
-/// object must all hold; `$tol` qualifies `$approx` or `$time`.
+/// object must all hold, tried in written order; `$tol` qualifies `$approx` or `$time`.
 ///
 /// - `{"$contains": [e1, e2]}`: an array in which each `ei` matches a different element;
 /// - `{"$len": n}`: an array or object of `n` entries, or a string of `n` Unicode scalars;
 /// - `{"$any": true}`: present, any value (null included);
-/// - `{"$absent": true}`: missing or null (`false`: present and not null);
+/// - `{"$absent": true}`: missing or null;
 /// - `{"$approx": x, "$tol": r}`: a number `a` with `|a - x| <= r·|x|` (`|a| <= r` when `x` is 0;
 ///   `r` defaults to 1e-9);
-/// - `{"$time": t, "$tol": s}`: an RFC 3339 time within `s` seconds of `t` (default 0);
-/// - `{"$match": "regex"}`: a string in which the regular expression finds a match;
+/// - `{"$time": t, "$tol": s}`: an RFC 3339 time within `s` seconds of `t` (default 0), counted in
+///   whole nanoseconds;
+/// - `{"$match": "regex"}`: a string in which the regular expression finds a match. Fixtures keep
+///   to what POSIX ERE, Python's `re` and `NSRegularExpression` share (no `\d`, `\w`, `\s`, lazy
+///   quantifiers, lookaround or backreferences: see Tests/Conformance/runner-cases/README.md);
 /// - `{"$not": e}`: does not match `e`.
 ///
-/// A malformed operator (unknown name, wrong operand) is a failure wherever it stands.
+/// A malformed operator (unknown name, wrong operand) fails the step wherever it stands:
+/// ``check(_:path:)`` finds it before anything is matched.
 public enum MatchOperators {
     public static let names: Set<String> = ["$contains", "$len", "$any", "$absent", "$approx", "$time", "$tol",
                                             "$match", "$not"]
 
-    static func match(_ ops: JSONObject, _ actual: JSON?, path: String) -> Mismatch? {
-        let whole = JSON.object(ops)
-        func bad(_ why: String) -> Mismatch {
-            Mismatch(path: path, message: "bad expectation \(whole.compactText): \(why)", badExpectation: true)
+    // MARK: Checking
+
+    /// The first malformed operand of an operator object at `path` (inside `expect`), in the order
+    /// unknown operators, a lone `$tol`, then each operand as written.
+    static func check(_ ops: JSONObject, path: String) -> Mismatch? {
+        for key in ops.keys where !names.contains(key) { return .malformed(path, "unknown operator \(key)") }
+        if ops["$tol"] != nil, ops["$approx"] == nil, ops["$time"] == nil {
+            return .malformed(path, "$tol needs $approx or $time")
         }
-        for key in ops.keys where !names.contains(key) { return bad("unknown operator \(key)") }
-        if ops["$tol"] != nil, (ops["$approx"] == nil) == (ops["$time"] == nil) {
-            return bad("$tol goes with exactly one of $approx and $time")
-        }
-        for (key, operand) in ops where key != "$tol" {
-            let result: Mismatch?
+        for (key, operand) in ops {
+            func bad(_ takes: String) -> Mismatch { .malformed(path, "\(key) takes \(takes), not \(Mismatch.render(operand))") }
             switch key {
-            case "$absent": result = absent(operand, actual, path: path, bad: bad)
-            case "$not": result = not(operand, actual, path: path)
-            default:
-                guard let actual else {
-                    return .differ(path, expected: whole, got: nil)
+            case "$any", "$absent":
+                if operand != .bool(true) { return bad("only true") }
+            case "$len":
+                if count(operand) == nil { return bad("a non-negative integer") }
+            case "$approx":
+                if number(operand) == nil { return bad("a number") }
+            case "$tol":
+                guard let t = number(operand), t >= 0 else { return bad("a non-negative number") }
+            case "$time":
+                if operand.stringValue.flatMap(Instant.init(rfc3339:)) == nil { return bad("an RFC 3339 timestamp") }
+            case "$match":
+                guard let pattern = operand.stringValue else { return bad("a string") }
+                if (try? NSRegularExpression(pattern: pattern)) == nil { return bad("a valid regular expression") }
+            case "$not":
+                if let inner = Matcher.check(operand, path: MatchPath.member(path, "$not")) { return inner }
+            case "$contains":
+                guard case let .array(items) = operand else { return bad("an array") }
+                let base = MatchPath.member(path, "$contains")
+                for (i, item) in items.enumerated() {
+                    if let inner = Matcher.check(item, path: MatchPath.element(base, i)) { return inner }
                 }
-                switch key {
-                case "$any":
-                    result = operand == .bool(true) ? nil : bad("$any takes true")
-                case "$len": result = length(operand, actual, path: path, bad: bad)
-                case "$contains": result = contains(operand, actual, path: path, bad: bad)
-                case "$approx": result = approx(operand, tolerance: ops["$tol"], actual, path: path, bad: bad)
-                case "$time": result = time(operand, tolerance: ops["$tol"], actual, path: path, bad: bad)
-                case "$match": result = regex(operand, actual, path: path, bad: bad)
-                default: result = bad("unknown operator \(key)")
-                }
+            default: break
             }
-            if let result { return result }
         }
         return nil
     }
 
-    typealias Bad = (String) -> Mismatch
+    /// A number operand: an integer or a real, never a boolean.
+    static func number(_ value: JSON) -> Double? { value.isBool ? nil : value.doubleValue }
 
-    static func absent(_ operand: JSON, _ actual: JSON?, path: String, bad: Bad) -> Mismatch? {
-        guard case let .bool(wanted) = operand else { return bad("$absent takes true or false") }
-        let isAbsent = actual == nil || actual == .null
-        if isAbsent == wanted { return nil }
-        return Mismatch(path: path, message: wanted ? "expected nothing, got \(Mismatch.render(actual))"
-                                                    : "expected a value, got \(Mismatch.render(actual))")
+    /// A `$len` operand: a non-negative integer value (`2.0` is one).
+    static func count(_ value: JSON) -> Double? {
+        guard let n = number(value), n.isFinite, n >= 0, n.rounded(.down) == n else { return nil }
+        return n
     }
 
-    static func not(_ operand: JSON, _ actual: JSON?, path: String) -> Mismatch? {
-        if let inner = Matcher.match(operand, actual, path: path) { return inner.badExpectation ? inner : nil }
-        return Mismatch(path: path, message: "expected anything but \(Mismatch.render(operand)), got \(Mismatch.render(actual))")
+    // MARK: Matching
+
+    /// Matches a checked operator object.
+    static func match(_ ops: JSONObject, _ actual: JSON?, path: String) -> Mismatch? {
+        let whole = JSON.object(ops)
+        for (key, operand) in ops where key != "$tol" {
+            switch key {
+            case "$absent":
+                if let actual, actual != .null { return .differ(path, expected: whole, got: actual) }
+                continue
+            case "$not":
+                if Matcher.matchChecked(operand, actual, path: path) == nil { return .differ(path, expected: whole, got: actual) }
+                continue
+            default:
+                break
+            }
+            // The other operators need a value.
+            guard let actual else { return .differ(path, expected: whole, got: nil) }
+            let note: String?
+            switch key {
+            case "$len": note = length(count(operand)!, actual)
+            case "$contains": note = contains(operand.arrayValue!, actual)
+            case "$approx": note = approx(number(operand)!, tolerance: ops["$tol"].flatMap(number) ?? 1e-9, actual)
+            case "$time": note = time(operand.stringValue!, tolerance: ops["$tol"].flatMap(number) ?? 0, actual)
+            case "$match": note = regex(operand.stringValue!, actual)
+            default: note = nil  // $any: present is enough
+            }
+            if let note { return .differ(path, expected: whole, got: actual, note: note.isEmpty ? nil : note) }
+        }
+        return nil
     }
 
-    static func length(_ operand: JSON, _ actual: JSON, path: String, bad: Bad) -> Mismatch? {
-        guard let n = operand.intValue, n >= 0, !operand.isBool else { return bad("$len takes a count") }
+    // Each returns nil when the operator holds, else the note of the message ("" for none).
+
+    static func length(_ n: Double, _ actual: JSON) -> String? {
         let count: Int
         switch actual {
         case let .array(a): count = a.count
         case let .object(o): count = o.count
         case let .string(s): count = s.unicodeScalars.count
-        default:
-            return Mismatch(path: path, message: "expected length \(n), got \(Mismatch.render(actual)), which has no length")
+        default: return "not an array, object or string"
         }
-        guard count == Int(n) else {
-            return Mismatch(path: path, message: "expected length \(n), got length \(count): \(Mismatch.render(actual))")
-        }
-        return nil
+        return Double(count) == n ? nil : "length \(count)"
     }
 
-    static func contains(_ operand: JSON, _ actual: JSON, path: String, bad: Bad) -> Mismatch? {
-        guard case let .array(wanted) = operand else { return bad("$contains takes an array") }
-        guard case let .array(elements) = actual else {
-            return Mismatch(path: path, message: "expected an array containing \(Mismatch.render(operand)), got \(Mismatch.render(actual))")
-        }
-        let candidates = wanted.map { e in elements.indices.filter { Matcher.match(e, elements[$0]) == nil } }
-        if let lonely = candidates.firstIndex(where: \.isEmpty) {
-            return Mismatch(path: path, message: "expected an element matching \(Mismatch.render(wanted[lonely])), got \(Mismatch.render(actual))")
-        }
-        guard Assignment.exists(candidates: candidates) else {
-            return Mismatch(path: path, message: "expected distinct elements matching each of \(Mismatch.render(operand)), got \(Mismatch.render(actual))")
-        }
-        return nil
+    static func contains(_ wanted: [JSON], _ actual: JSON) -> String? {
+        guard case let .array(elements) = actual else { return "not an array" }
+        let candidates = wanted.map { e in elements.indices.filter { Matcher.matchChecked(e, elements[$0], path: "") == nil } }
+        if let lonely = candidates.firstIndex(where: \.isEmpty) { return "no element matches $contains[\(lonely)]" }
+        return Assignment.exists(candidates: candidates) ? nil : "no distinct element for each item"
     }
 
-    static func approx(_ operand: JSON, tolerance: JSON?, _ actual: JSON, path: String, bad: Bad) -> Mismatch? {
-        guard !operand.isBool, let x = operand.doubleValue else { return bad("$approx takes a number") }
-        var r = 1e-9
-        if let tolerance {
-            guard !tolerance.isBool, let t = tolerance.doubleValue, t >= 0 else { return bad("$tol takes a non-negative number") }
-            r = t
-        }
-        guard !actual.isBool, let a = actual.doubleValue else {
-            return Mismatch(path: path, message: "expected a number near \(Mismatch.render(operand)), got \(Mismatch.render(actual))")
-        }
+    static func approx(_ x: Double, tolerance r: Double, _ actual: JSON) -> String? {
+        guard let a = number(actual) else { return "not a number" }
         let ok = x == 0 ? abs(a) <= r : abs(a - x) <= r * abs(x)
-        guard ok else {
-            return Mismatch(path: path, message: "expected \(Mismatch.render(operand)) within relative \(r), got \(Mismatch.render(actual))")
-        }
-        return nil
+        return ok ? nil : ""
     }
 
-    static func time(_ operand: JSON, tolerance: JSON?, _ actual: JSON, path: String, bad: Bad) -> Mismatch? {
-        guard let text = operand.stringValue, let t = Timestamp(rfc3339: text) else {
-            return bad("$time takes an RFC 3339 time")
-        }
-        var s = 0.0
-        if let tolerance {
-            guard !tolerance.isBool, let v = tolerance.doubleValue, v >= 0 else { return bad("$tol takes a non-negative number of seconds") }
-            s = v
-        }
-        guard let a = actual.stringValue.flatMap(Timestamp.init(rfc3339:)) else {
-            return Mismatch(path: path, message: "expected a time near \(text), got \(Mismatch.render(actual))")
-        }
-        guard abs(Double(a.milliseconds - t.milliseconds)) <= s * 1000 else {
-            return Mismatch(path: path, message: "expected \(text) within \(s) s, got \(Mismatch.render(actual))")
-        }
-        return nil
+    static func time(_ text: String, tolerance s: Double, _ actual: JSON) -> String? {
+        guard let a = actual.stringValue.flatMap(Instant.init(rfc3339:)) else { return "not an RFC 3339 timestamp" }
+        return a.isWithin(s, of: Instant(rfc3339: text)!) ? nil : ""
     }
 
-    static func regex(_ operand: JSON, _ actual: JSON, path: String, bad: Bad) -> Mismatch? {
-        guard let pattern = operand.stringValue else { return bad("$match takes a regular expression") }
-        guard let re = try? NSRegularExpression(pattern: pattern) else {
-            return bad("invalid regular expression")
+    static func regex(_ pattern: String, _ actual: JSON) -> String? {
+        guard let s = actual.stringValue else { return "not a string" }
+        let re = try! NSRegularExpression(pattern: pattern)  // checked
+        return re.firstMatch(in: s, range: NSRange(s.startIndex..., in: s)) != nil ? nil : ""
+    }
+}
+
+/// An RFC 3339 time to the nanosecond, for `$time`: `YYYY-MM-DDTHH:MM:SS[.fraction](Z|+HH:MM|-HH:MM)`,
+/// `T` and `Z` in either case, a real date, seconds 00-59; fraction digits after the ninth are
+/// ignored (as the C and Python runners).
+struct Instant: Equatable {
+    var seconds: Int64
+    var nanoseconds: Int64
+
+    init?(rfc3339 text: String) {
+        let b = Array(text.utf8)
+        func num(_ from: Int, _ count: Int) -> Int64? {
+            guard from + count <= b.count else { return nil }
+            var v: Int64 = 0
+            for i in from..<(from + count) {
+                guard b[i] >= 0x30, b[i] <= 0x39 else { return nil }
+                v = v * 10 + Int64(b[i] - 0x30)
+            }
+            return v
         }
-        guard let s = actual.stringValue else {
-            return Mismatch(path: path, message: "expected a string matching /\(pattern)/, got \(Mismatch.render(actual))")
+        guard b.count >= 20, let y = num(0, 4), b[4] == 0x2D, let mo = num(5, 2), b[7] == 0x2D,
+            let d = num(8, 2), b[10] == 0x54 || b[10] == 0x74, let h = num(11, 2), b[13] == 0x3A,
+            let mi = num(14, 2), b[16] == 0x3A, let s = num(17, 2),
+            (1...12).contains(mo), d >= 1, d <= Instant.daysInMonth(y, mo), h < 24, mi < 60, s < 60
+        else { return nil }
+        var i = 19
+        var fraction: Int64 = 0
+        if i < b.count, b[i] == 0x2E {
+            i += 1
+            var digits = 0
+            var scale: Int64 = 100_000_000
+            while i < b.count, b[i] >= 0x30, b[i] <= 0x39 {
+                if digits < 9 { fraction += Int64(b[i] - 0x30) * scale }
+                scale /= 10
+                digits += 1
+                i += 1
+            }
+            guard digits > 0 else { return nil }
         }
-        guard re.firstMatch(in: s, range: NSRange(s.startIndex..., in: s)) != nil else {
-            return Mismatch(path: path, message: "expected a match for /\(pattern)/, got \(Mismatch.render(actual))")
+        var offset: Int64 = 0
+        guard i < b.count else { return nil }
+        if b[i] == 0x5A || b[i] == 0x7A {
+            i += 1
+        } else if b[i] == 0x2B || b[i] == 0x2D {
+            guard let oh = num(i + 1, 2), b.count > i + 3, b[i + 3] == 0x3A, let om = num(i + 4, 2), oh < 24, om < 60
+            else { return nil }
+            offset = (oh * 3600 + om * 60) * (b[i] == 0x2B ? 1 : -1)
+            i += 6
+        } else {
+            return nil
         }
-        return nil
+        guard i == b.count else { return nil }
+        seconds = Instant.days(y, mo, d) * 86_400 + h * 3600 + mi * 60 + s - offset
+        nanoseconds = fraction
+    }
+
+    /// At most `tolerance` seconds apart, in whole nanoseconds (the tolerance rounded half away
+    /// from zero; 2^63 ns or more accepts any time).
+    func isWithin(_ tolerance: Double, of other: Instant) -> Bool {
+        let limit = (tolerance * 1e9).rounded()
+        guard limit < 9_223_372_036_854_775_808.0 else { return true }
+        var ds = seconds - other.seconds, dn = nanoseconds - other.nanoseconds
+        if ds < 0 || (ds == 0 && dn < 0) {
+            ds = -ds
+            dn = -dn
+        }
+        guard ds <= 10_000_000_000 else { return false }  // over 1e19 ns apart; the limit is below 2^63
+        let whole = UInt64(ds) * 1_000_000_000
+        let diff = dn >= 0 ? whole + UInt64(dn) : whole - UInt64(-dn)
+        return diff <= UInt64(limit)
+    }
+
+    static func daysInMonth(_ year: Int64, _ month: Int64) -> Int64 {
+        let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0
+        return month == 2 ? (leap ? 29 : 28) : [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][Int(month) - 1]
+    }
+
+    /// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's algorithm).
+    static func days(_ year: Int64, _ month: Int64, _ day: Int64) -> Int64 {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yoe = y - era * 400
+        let doy = (153 * ((month + 9) % 12) + 2) / 5 + day - 1
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
+        return era * 146_097 + doe - 719_468
     }
 }
 

@@ -1,19 +1,48 @@
 import WorkflowCore
 
-/// Matches an `expect` value against an outcome (shared/conformance/FORMAT.md):
+/// Matches an `expect` value against an outcome (shared/conformance/FORMAT.md, settled by
+/// Tests/Conformance/runner-cases/README.md):
 ///
-/// - an object matches when every key it names matches (other keys are ignored);
+/// - an object matches when every key it names matches, in written order (other keys are ignored);
 /// - an array matches an array of the same length, element by element;
-/// - numbers match numerically (`1` matches `1.0`; booleans are not numbers); other scalars by
-///   equality;
+/// - numbers match numerically (`1` matches `1.0`; booleans are not numbers); strings by their
+///   exact Unicode scalars (no normalisation); `true`, `false`, `null` themselves;
 /// - an object whose keys all start with `$` is an operator (see ``MatchOperators``).
 ///
 /// A key the expectation names but the outcome lacks matches only `$absent`, or a `$not` whose
-/// inner expectation needs a value.
+/// inner expectation does not match a missing member.
 public enum Matcher {
-    /// nil when `actual` matches `expected`; otherwise the first difference found. `actual` nil
-    /// means the member is missing.
+    /// nil when `actual` matches `expected`; otherwise the first difference found, or the first
+    /// malformed operator anywhere in `expected`. `actual` nil means the member is missing.
     public static func match(_ expected: JSON, _ actual: JSON?, path: String = "") -> Mismatch? {
+        if let bad = check(expected) { return bad }
+        return matchChecked(expected, actual, path: path)
+    }
+
+    /// Whether `value` matches `expected`, as a boolean.
+    public static func matches(_ expected: JSON, _ value: JSON?) -> Bool { match(expected, value) == nil }
+
+    /// The first malformed operator of `expected` (a ``Mismatch/badExpectation``), looking
+    /// everywhere: under `$not`, inside `$contains` items, whatever the outcome holds. `path` is the
+    /// place inside `expect`, with `.$not` and `.$contains[i]` for operands.
+    public static func check(_ expected: JSON, path: String = "") -> Mismatch? {
+        if let operators = operatorObject(expected) { return MatchOperators.check(operators, path: path) }
+        switch expected {
+        case let .object(o):
+            for (key, value) in o {
+                if let bad = check(value, path: MatchPath.member(path, key)) { return bad }
+            }
+        case let .array(a):
+            for (i, value) in a.enumerated() {
+                if let bad = check(value, path: MatchPath.element(path, i)) { return bad }
+            }
+        default: break
+        }
+        return nil
+    }
+
+    /// ``match(_:_:path:)`` on an expectation ``check(_:path:)`` found well formed.
+    static func matchChecked(_ expected: JSON, _ actual: JSON?, path: String) -> Mismatch? {
         if let operators = operatorObject(expected) {
             return MatchOperators.match(operators, actual, path: path)
         }
@@ -21,7 +50,7 @@ public enum Matcher {
         switch (expected, actual) {
         case let (.object(e), .object(a)):
             for (key, value) in e {
-                if let m = match(value, a[key], path: MatchPath.member(path, key)) { return m }
+                if let m = matchChecked(value, a[key], path: MatchPath.member(path, key)) { return m }
             }
             return nil
         case let (.array(e), .array(a)):
@@ -30,7 +59,7 @@ public enum Matcher {
                                note: "expected \(e.count) elements, got \(a.count)")
             }
             for (i, (ev, av)) in zip(e, a).enumerated() {
-                if let m = match(ev, av, path: MatchPath.element(path, i)) { return m }
+                if let m = matchChecked(ev, av, path: MatchPath.element(path, i)) { return m }
             }
             return nil
         default:
@@ -38,21 +67,19 @@ public enum Matcher {
         }
     }
 
-    /// Whether `value` matches `expected`, as a boolean.
-    public static func matches(_ expected: JSON, _ value: JSON?) -> Bool { match(expected, value) == nil }
-
     /// The members of an operator object: non-empty, every key starting with `$`.
     static func operatorObject(_ value: JSON) -> JSONObject? {
         guard case let .object(o) = value, !o.isEmpty, o.keys.allSatisfy({ $0.hasPrefix("$") }) else { return nil }
         return o
     }
 
-    /// Scalar equality: numbers numerically, everything else exactly; containers never.
+    /// Scalar equality: numbers numerically, strings by Unicode scalars, the rest exactly;
+    /// containers never.
     static func scalarsEqual(_ a: JSON, _ b: JSON) -> Bool {
         switch (a, b) {
         case (.null, .null): return true
         case let (.bool(x), .bool(y)): return x == y
-        case let (.string(x), .string(y)): return x == y
+        case let (.string(x), .string(y)): return x.unicodeScalars.elementsEqual(y.unicodeScalars)
         case let (.int(x), .int(y)): return x == y
         case (.int, .double), (.double, .int), (.double, .double):
             return a.doubleValue! == b.doubleValue!

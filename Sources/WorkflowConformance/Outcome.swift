@@ -19,8 +19,16 @@ public struct OutcomeError: Sendable, Equatable, Error {
         ["status": .int(Int64(status)), "code": .string(code), "message": .string(message), "details": details]
     }
 
-    /// One line for reports: `WF_ETEMPLATE cycleDetected: template invalid: ...`.
-    public var summary: String { "\(StatusName.of(status)) \(code): \(message)" }
+    /// One line for reports: `cycleDetected: template invalid: ...` (code and message).
+    public var summary: String { "\(code): \(message)" }
+
+    /// What `wf_call` answers, byte for byte, for `args` that are neither an object nor null
+    /// (WorkflowCAPI's `run`): the Swift host gives this outcome, since `Engine.call` takes only
+    /// objects. `typeName` is `array`, `string`, `integer`, `number` or `boolean`.
+    public static func argsNotAnObject(_ args: JSON) -> OutcomeError {
+        OutcomeError(status: -2, code: "invalidArgument", message: "args must be a JSON object, not \(args.typeName)",
+                     details: ["argument": "args"])
+    }
 }
 
 /// What one op step came back with: `{"ok": true, "result": R}` or `{"ok": false, "error": E}`.
@@ -37,15 +45,4 @@ public enum Outcome: Sendable, Equatable {
     }
 
     public var isOK: Bool { if case .success = self { return true } else { return false } }
-}
-
-/// The C names of the status codes (DESIGN §3), for readable failure lines.
-public enum StatusName {
-    static let names: [Int: String] = [
-        0: "WF_OK", -2: "WF_EINVALID", -3: "WF_ENOTFOUND", -4: "WF_ESTATE", -5: "WF_ETEMPLATE",
-        -6: "WF_ECONFLICT", -7: "WF_ESTORE", -8: "WF_EUNSUPPORTED", -31: "WF_ITEROVER", -99: "WF_EINTERNAL",
-    ]
-
-    /// `WF_EINVALID` for -2; the bare number for a status the contract does not name.
-    public static func of(_ status: Int) -> String { names[status] ?? "status \(status)" }
 }

@@ -14,8 +14,16 @@ public struct SwiftHost: ConformanceHost {
         }
     }
 
-    public func call(_ engine: Engine, op: String, args: JSONObject) -> Outcome {
-        switch engine.call(op, args) {
+    public func call(_ engine: Engine, op: String, args: JSON) -> Outcome {
+        let object: JSONObject
+        switch args {
+        case let .object(o): object = o
+        case .null: object = [:]
+        default:
+            // `Engine.call` takes only objects: answer as the C interface answers anything else.
+            return .failure(.argsNotAnObject(args))
+        }
+        switch engine.call(op, object) {
         case let .success(result): return .success(result)
         case let .failure(error): return .failure(OutcomeError(error))
         }

@@ -17,15 +17,15 @@ public struct ValuePath: Sendable, Equatable, CustomStringConvertible {
         var components: [Component] = []
         let chars = Array(text)
         var i = 0
-        func bad(_ why: String) -> FixtureError { FixtureError("bad path '\(text)': \(why)") }
-        guard !chars.isEmpty else { throw bad("empty") }
+        let bad = FixtureError("bad path '\(text)'")
+        guard !chars.isEmpty else { throw bad }
         while i < chars.count {
             var name = ""
             while i < chars.count, chars[i] != ".", chars[i] != "[", chars[i] != "]" {
                 name.append(chars[i])
                 i += 1
             }
-            guard !name.isEmpty else { throw bad("a member name is missing at character \(i + 1)") }
+            guard !name.isEmpty else { throw bad }
             components.append(.key(name))
             while i < chars.count, chars[i] == "[" {
                 i += 1
@@ -34,16 +34,14 @@ public struct ValuePath: Sendable, Equatable, CustomStringConvertible {
                     digits.append(chars[i])
                     i += 1
                 }
-                guard !digits.isEmpty, i < chars.count, chars[i] == "]", let index = Int(digits) else {
-                    throw bad("an index must be [digits]")
-                }
-                components.append(.index(index))
+                guard !digits.isEmpty, i < chars.count, chars[i] == "]" else { throw bad }
+                components.append(.index(Int(digits) ?? Int.max))  // too large to resolve, not malformed
                 i += 1
             }
             if i < chars.count {
-                guard chars[i] == "." else { throw bad("unexpected '\(chars[i])' at character \(i + 1)") }
+                guard chars[i] == "." else { throw bad }
                 i += 1
-                guard i < chars.count else { throw bad("ends with '.'") }
+                guard i < chars.count else { throw bad }
             }
         }
         self.components = components

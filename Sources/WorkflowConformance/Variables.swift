@@ -5,7 +5,8 @@ import WorkflowCore
 ///
 /// In every string value (never in keys) of `args` and `expect`: a string that is exactly
 /// `"${name}"` becomes the saved value with its type; a `${name}` inside a longer string is spliced
-/// in as text (a string verbatim, anything else as compact JSON). A name nothing saved is an error.
+/// in as text (a string verbatim, anything else as compact JSON). A name nothing saved is an error;
+/// `${}` and a `${` with no `}` after it are plain text.
 public struct Variables: Sendable {
     public private(set) var values: [String: JSON] = [:]
 
@@ -53,7 +54,7 @@ public struct Variables: Sendable {
         for ref in references {
             guard let v = values[ref.name] else { throw UnknownName(name: ref.name) }
             text += s[cursor..<ref.range.lowerBound]
-            if case let .string(inner) = v { text += inner } else { text += v.compactText }
+            if case let .string(inner) = v { text += inner } else { text += ReportJSON.text(v) }
             cursor = ref.range.upperBound
         }
         text += s[cursor...]

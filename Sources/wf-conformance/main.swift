@@ -21,7 +21,14 @@ guard !arguments.isEmpty else {
     exit(2)
 }
 
-let tally = ConformanceSuite.run(arguments, host: SwiftHost()) { result in
+let files: [String]
+do {
+    files = try ConformanceSuite.fixtureFiles(arguments)
+} catch {
+    FileHandle.standardError.write(Data("wf-conformance: \(error.message)\n\(usage)\n".utf8))
+    exit(2)
+}
+let tally = ConformanceSuite.run(files: files, host: SwiftHost()) { result in
     print(result.line)
     fflush(nil)  // each line as soon as it is decided, even into a pipe
 }

@@ -3,13 +3,15 @@
  *
  *   wf-conformance-c [--verbose] PATH...
  *
- * Each PATH is a fixture file or a folder (every *.json below it, recursively,
- * sorted by path). Every fixture runs on a fresh engine opened with
- * wf_engine_open() and driven with wf_call() (json_t in, json_t out), as
- * shared/conformance/FORMAT.md defines. Prints one line per fixture,
- * "PASS name" or "FAIL name: step N (op): what differed", then
- * "N passed, N failed". Exits 0 only when nothing failed (1 otherwise,
- * 2 for a usage error).
+ * Each PATH is a fixture file or a folder (every *.json below it, recursively);
+ * all of them run in the order of their paths' bytes. Every fixture runs on a
+ * fresh engine opened with wf_engine_open() and driven with wf_call() (json_t
+ * in, json_t out), as shared/conformance/FORMAT.md defines and
+ * Tests/Conformance/runner-cases/README.md settles (the rules and wording the
+ * Swift and Python runners share). Prints one line per fixture, "PASS name" or
+ * "FAIL name: step N (op): what differed", then "N passed, N failed". Exits 0
+ * only when nothing failed (1 otherwise, 2 for a usage error such as a PATH
+ * that does not exist).
  */
 #define _XOPEN_SOURCE 700
 #include "conformance_match.h"
@@ -32,50 +34,39 @@ static int verbose;
  * Finding fixtures
  * ------------------------------------------------------------------------- */
 
-/* A fixture to run, or a path that could not be read (error set). */
-typedef struct path_entry {
-    char *path;
-    char *error;
-} path_entry;
-
+/* The fixture files to run. */
 typedef struct path_list {
-    path_entry *items;
+    char **items;
     size_t count, capacity;
 } path_list;
 
-static void paths_add(path_list *list, const char *path, const char *error) {
+static void paths_add(path_list *list, const char *path) {
     if (list->count == list->capacity) {
         list->capacity = list->capacity ? list->capacity * 2 : 16;
         list->items = cu_xrealloc(list->items, list->capacity * sizeof *list->items);
     }
-    list->items[list->count].path = cu_xstrdup(path);
-    list->items[list->count].error = error ? cu_xstrdup(error) : NULL;
-    list->count++;
+    list->items[list->count++] = cu_xstrdup(path);
 }
 
 static void paths_free(path_list *list) {
-    for (size_t i = 0; i < list->count; i++) {
-        free(list->items[i].path);
-        free(list->items[i].error);
-    }
+    for (size_t i = 0; i < list->count; i++) free(list->items[i]);
     free(list->items);
     list->items = NULL;
     list->count = list->capacity = 0;
 }
 
-static int compare_paths(const void *a, const void *b) {
-    return strcmp(((const path_entry *)a)->path, ((const path_entry *)b)->path);
-}
+/* strcmp compares as unsigned char: the order of the paths' UTF-8 bytes. */
+static int compare_paths(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
 static int has_json_suffix(const char *name) {
     size_t length = strlen(name);
     return length > 5 && strcmp(name + length - 5, ".json") == 0;
 }
 
-/* Every *.json below `folder`. Returns 0 and sets errno when the folder cannot be read. */
-static int collect_folder(const char *folder, path_list *out) {
+/* Every *.json file below `folder`, named "folder/relative/path". */
+static void collect_folder(const char *folder, path_list *out) {
     DIR *dir = opendir(folder);
-    if (!dir) return 0;
+    if (!dir) return;
     struct dirent *entry;
     while ((entry = readdir(dir)) != NULL) {
         if (strcmp(entry->d_name, ".") == 0 || strcmp(entry->d_name, "..") == 0) continue;
@@ -85,12 +76,11 @@ static int collect_folder(const char *folder, path_list *out) {
         struct stat info;
         if (stat(cu_buf_text(&child), &info) == 0) {
             if (S_ISDIR(info.st_mode)) collect_folder(cu_buf_text(&child), out);
-            else if (S_ISREG(info.st_mode) && has_json_suffix(entry->d_name)) paths_add(out, cu_buf_text(&child), NULL);
+            else if (S_ISREG(info.st_mode) && has_json_suffix(entry->d_name)) paths_add(out, cu_buf_text(&child));
         }
         cu_buf_free(&child);
     }
     closedir(dir);
-    return 1;
 }
 
 /* ---------------------------------------------------------------------------
@@ -106,10 +96,10 @@ static void abandon(wf_engine *engine) {
     abandoned[abandoned_count++] = engine;
 }
 
-/* "WF_ENOTFOUND unknownTemplate: no template 'x'": the calling thread's last error. */
-static void describe_error(cu_buf *out, int status) {
+/* "unknownTemplate: no template 'x'": the calling thread's last error. */
+static void describe_error(cu_buf *out) {
     const wf_error *error = wf_error_last();
-    cu_buf_printf(out, "%s %s: %s", wf_status_name(status), error->code, error->message);
+    cu_buf_printf(out, "%s: %s", error->code, error->message);
 }
 
 /* A JSON string of library text; text that is not UTF-8 is kept byte for byte. */
@@ -178,11 +168,18 @@ static int valid_save_path(const char *path) {
     }
 }
 
-/* Returns 1 when the fixture has the shape of FORMAT.md; else writes why. */
+/* The fixture's name when it is a non-empty string, else NULL. */
+static const char *fixture_name(const json_t *fixture) {
+    const json_t *name = json_object_get(fixture, "name");
+    return json_is_string(name) && json_string_length(name) > 0 ? json_string_value(name) : NULL;
+}
+
+/* Returns 1 when the fixture has the shape of FORMAT.md; else writes why (the checks
+ * and their order are those of runner-cases/README.md, "Reading a fixture"). */
 static int check_fixture(const json_t *fixture, cu_buf *why) {
     static const char *const fixture_keys[] = {"name", "description", "engine", "steps"};
-    static const char *const op_keys[] = {"op", "args", "expect", "save", "description"};
-    static const char *const reopen_keys[] = {"reopen", "description"};
+    static const char *const op_keys[] = {"op", "args", "expect", "save", "description", "comment"};
+    static const char *const reopen_keys[] = {"reopen", "description", "comment"};
     const char *unknown = NULL;
 
     if (!json_is_object(fixture)) {
@@ -190,27 +187,26 @@ static int check_fixture(const json_t *fixture, cu_buf *why) {
         return 0;
     }
     if (!only_keys(fixture, fixture_keys, 4, &unknown)) {
-        cu_buf_printf(why, "fixture has an unknown field '%s'", unknown);
+        cu_buf_printf(why, "unexpected key '%s'", unknown);
         return 0;
     }
-    const json_t *name = json_object_get(fixture, "name");
-    if (!json_is_string(name) || json_string_length(name) == 0) {
-        cu_buf_append(why, "fixture.name must be a non-empty string");
+    if (!fixture_name(fixture)) {
+        cu_buf_append(why, "name must be a non-empty string");
         return 0;
     }
     const json_t *description = json_object_get(fixture, "description");
-    if (description && !json_is_string(description) && !json_is_null(description)) {
-        cu_buf_append(why, "fixture.description must be a string");
+    if (description && !json_is_string(description)) {
+        cu_buf_append(why, "description must be a string");
         return 0;
     }
     const json_t *engine = json_object_get(fixture, "engine");
-    if (engine && !json_is_object(engine) && !json_is_null(engine)) {
-        cu_buf_append(why, "fixture.engine must be an object");
+    if (engine && !json_is_object(engine)) {
+        cu_buf_append(why, "engine must be an object");
         return 0;
     }
     const json_t *steps = json_object_get(fixture, "steps");
     if (!json_is_array(steps)) {
-        cu_buf_append(why, "fixture.steps must be an array");
+        cu_buf_append(why, "steps must be an array");
         return 0;
     }
 
@@ -219,54 +215,56 @@ static int check_fixture(const json_t *fixture, cu_buf *why) {
     json_array_foreach(steps, index, step) {
         size_t number = index + 1;
         if (!json_is_object(step)) {
-            cu_buf_printf(why, "step %zu must be an object", number);
-            return 0;
-        }
-        const json_t *reopen = json_object_get(step, "reopen");
-        if (reopen) {
-            if (!only_keys(step, reopen_keys, 2, &unknown)) {
-                cu_buf_printf(why, "step %zu has an unknown field '%s'", number, unknown);
-                return 0;
-            }
-            const char *mode = json_string_value(reopen);
-            if (!mode || (strcmp(mode, "clean") != 0 && strcmp(mode, "crash") != 0)) {
-                cu_buf_printf(why, "step %zu: reopen must be \"clean\" or \"crash\"", number);
-                return 0;
-            }
-            continue;
-        }
-        if (!only_keys(step, op_keys, 5, &unknown)) {
-            cu_buf_printf(why, "step %zu has an unknown field '%s'", number, unknown);
+            cu_buf_printf(why, "step %zu: must be an object", number);
             return 0;
         }
         const json_t *op = json_object_get(step, "op");
-        if (!json_is_string(op) || json_string_length(op) == 0) {
-            cu_buf_printf(why, "step %zu: op must be a non-empty string (or the step a reopen)", number);
+        const json_t *reopen = json_object_get(step, "reopen");
+        if (!op == !reopen) {
+            cu_buf_printf(why, "step %zu: needs exactly one of 'op' and 'reopen'", number);
             return 0;
         }
-        const json_t *args = json_object_get(step, "args");
-        if (args && !json_is_object(args) && !json_is_null(args)) {
-            cu_buf_printf(why, "step %zu (%s): args must be an object", number, json_string_value(op));
+        if (reopen ? !only_keys(step, reopen_keys, 3, &unknown) : !only_keys(step, op_keys, 6, &unknown)) {
+            cu_buf_printf(why, "step %zu: unexpected key '%s'", number, unknown);
             return 0;
         }
-        const json_t *save = json_object_get(step, "save");
-        if (save && !json_is_null(save)) {
-            if (!json_is_object(save)) {
-                cu_buf_printf(why, "step %zu (%s): save must be an object", number, json_string_value(op));
+        if (op && (!json_is_string(op) || json_string_length(op) == 0)) {
+            cu_buf_printf(why, "step %zu: op must be a non-empty string", number);
+            return 0;
+        }
+        const char *mode = json_string_value(reopen);
+        if (reopen && (!mode || (strcmp(mode, "clean") != 0 && strcmp(mode, "crash") != 0))) {
+            cu_buf_printf(why, "step %zu: reopen must be \"clean\" or \"crash\"", number);
+            return 0;
+        }
+        static const char *const texts[] = {"description", "comment"};
+        for (size_t i = 0; i < 2; i++) {
+            const json_t *text = json_object_get(step, texts[i]);
+            if (text && !json_is_string(text)) {
+                cu_buf_printf(why, "step %zu: %s must be a string", number, texts[i]);
                 return 0;
             }
-            const char *save_name;
-            json_t *path;
-            json_object_foreach((json_t *)save, save_name, path) {
-                if (!save_name[0] || !json_is_string(path)) {
-                    cu_buf_printf(why, "step %zu (%s): save maps names to path strings", number, json_string_value(op));
-                    return 0;
-                }
-                if (!valid_save_path(json_string_value(path))) {
-                    cu_buf_printf(why, "step %zu (%s): save '%s': bad path '%s'", number, json_string_value(op),
-                                  save_name, json_string_value(path));
-                    return 0;
-                }
+        }
+        const json_t *save = json_object_get(step, "save");
+        if (!save) continue;
+        if (!json_is_object(save)) {
+            cu_buf_printf(why, "step %zu: save must be an object", number);
+            return 0;
+        }
+        const char *save_name;
+        json_t *path;
+        json_object_foreach((json_t *)save, save_name, path) {
+            if (!save_name[0]) {
+                cu_buf_printf(why, "step %zu: save names must be non-empty", number);
+                return 0;
+            }
+            if (!json_is_string(path)) {
+                cu_buf_printf(why, "step %zu: save '%s' must be a path string", number, save_name);
+                return 0;
+            }
+            if (!valid_save_path(json_string_value(path))) {
+                cu_buf_printf(why, "step %zu: save '%s': bad path '%s'", number, save_name, json_string_value(path));
+                return 0;
             }
         }
     }
@@ -278,7 +276,7 @@ static int check_fixture(const json_t *fixture, cu_buf *why) {
  * ------------------------------------------------------------------------- */
 
 typedef struct fixture_run {
-    json_t *config;   /* the engine config, with "$tempfile" replaced; NULL for defaults */
+    json_t *config;   /* the engine config ({} when the fixture names none), "$tempfile" replaced */
     char *store_path; /* the temp store, when "$tempfile" */
     wf_engine *engine;
     json_t *saved;    /* name -> saved value */
@@ -316,12 +314,12 @@ static void remove_temp_store(fixture_run *run) {
     run->store_path = NULL;
 }
 
-/* Opens run->engine; on failure appends "<context>WF_X code: message" to the failure. */
+/* Opens run->engine; on failure appends "<context>code: message" to the failure. */
 static int open_engine(fixture_run *run, const char *context) {
     int status = wf_engine_open(&run->engine, run->config);
     if (status != WF_OK) {
         cu_buf_append(&run->failure, context);
-        describe_error(&run->failure, status);
+        describe_error(&run->failure);
         return 0;
     }
     return 1;
@@ -339,13 +337,14 @@ static int run_reopen(fixture_run *run, size_t number, const char *mode) {
     return opened;
 }
 
-/* Judges the outcome of an op against `expect` (NULL: it must be ok). Returns 1 when it holds. */
+/* Judges the outcome of an op against a checked `expect` (NULL: it must be ok).
+ * Returns 1 when it holds. */
 static int judge(const json_t *outcome, const json_t *expect, int status, cu_buf *why) {
     int ok = status == WF_OK;
     if (!expect) {
         if (ok) return 1;
         cu_buf_append(why, "unexpected error ");
-        describe_error(why, status);
+        describe_error(why);
         return 0;
     }
     /* A wrong "ok" says more than any detail under it: report it first, with the error or result. */
@@ -353,11 +352,11 @@ static int judge(const json_t *outcome, const json_t *expect, int status, cu_buf
     if (json_is_boolean(expected_ok) && json_is_true(expected_ok) != ok) {
         if (!ok) {
             cu_buf_append(why, "ok: expected true, got false (");
-            describe_error(why, status);
+            describe_error(why);
             cu_buf_append(why, ")");
         } else {
             cu_buf_append(why, "ok: expected false, got true (result ");
-            cu_buf_append_json(why, json_object_get(outcome, "result"), 300);
+            cu_buf_append_json(why, json_object_get(outcome, "result"), CU_SHOW_MAX);
             cu_buf_append(why, ")");
         }
         return 0;
@@ -374,10 +373,16 @@ static int run_op(fixture_run *run, size_t number, const json_t *step) {
     json_t *args = NULL, *expect = NULL, *outcome = NULL;
     int passed = 0;
 
-    /* Substitute saved values into args and expect. */
-    args = json_is_object(args_in) ? cs_substitute(args_in, run->saved, &why) : cu_check_json(json_object());
-    if (!args) goto done;
+    /* Substitute saved values into args and expect; args absent or null is {}, any other
+     * non-object goes to the engine as it is. */
+    if (!args_in || json_is_null(args_in)) args = cu_check_json(json_object());
+    else if (!(args = cs_substitute(args_in, run->saved, &why))) goto done;
+    if (json_is_null(args)) {
+        json_decref(args);
+        args = cu_check_json(json_object());
+    }
     if (expect_in && !(expect = cs_substitute(expect_in, run->saved, &why))) goto done;
+    if (expect && cm_check(expect, &why) != CM_MATCH) goto done;
 
     json_t *result = NULL;
     int status = wf_call(&result, run->engine, op, args);
@@ -395,8 +400,11 @@ static int run_op(fixture_run *run, size_t number, const json_t *step) {
         const char *name;
         json_t *path;
         json_object_foreach((json_t *)save, name, path) {
-            const json_t *value = cs_resolve(outcome, json_string_value(path), &why);
-            if (!value) goto done;
+            const json_t *value = cs_resolve(outcome, json_string_value(path));
+            if (!value) {
+                cu_buf_printf(&why, "save '%s': %s is not in the outcome", name, json_string_value(path));
+                goto done;
+            }
             json_object_set_new(run->saved, name, cu_check_json(json_deep_copy(value)));
         }
     }
@@ -411,20 +419,23 @@ done:
     return passed;
 }
 
-/* The name a fixture that cannot be read is reported under: its file name without ".json". */
-static char *fallback_name(const char *path) {
-    const char *slash = strrchr(path, '/');
-    char *name = cu_xstrdup(slash ? slash + 1 : path);
-    if (has_json_suffix(name)) name[strlen(name) - 5] = '\0';
-    return name;
+/* Writes text to stdout with line feeds as \n and carriage returns as \r, so each
+ * fixture takes exactly one line. */
+static void put_escaped(const char *text) {
+    for (const char *c = text; *c; c++) {
+        if (*c == '\n') fputs("\\n", stdout);
+        else if (*c == '\r') fputs("\\r", stdout);
+        else putchar(*c);
+    }
 }
 
-/* Prints "FAIL name: what", with newlines of `what` written as \n to keep one line. */
-static void print_fail(const char *name, const char *what) {
-    printf("FAIL %s: ", name);
-    for (const char *c = what; *c; c++) {
-        if (*c == '\n') fputs("\\n", stdout);
-        else if (*c != '\r') putchar(*c);
+/* Prints "PASS name" (what NULL) or "FAIL name: what". */
+static void print_line(const char *name, const char *what) {
+    fputs(what ? "FAIL " : "PASS ", stdout);
+    put_escaped(name);
+    if (what) {
+        fputs(": ", stdout);
+        put_escaped(what);
     }
     putchar('\n');
     fflush(stdout);
@@ -432,26 +443,29 @@ static void print_fail(const char *name, const char *what) {
 
 /* Runs the fixture in `path`; prints its PASS/FAIL line. Returns 1 when it passed. */
 static int run_fixture(const char *path) {
-    json_error_t parse_error;
-    json_t *fixture = json_load_file(path, JSON_REJECT_DUPLICATES, &parse_error);
     cu_buf why = {0};
-    if (!fixture) {
-        char *name = fallback_name(path);
-        cu_buf_printf(&why, "invalid fixture: %s: not JSON: %s (line %d, column %d)", path, parse_error.text,
-                      parse_error.line, parse_error.column);
-        print_fail(name, cu_buf_text(&why));
-        cu_buf_free(&why);
-        free(name);
+    FILE *file = fopen(path, "rb");
+    if (!file) {
+        print_line(path, "invalid fixture: cannot read the file");
         return 0;
     }
-    if (!check_fixture(fixture, &why)) {
-        char *name = fallback_name(path);
-        cu_buf problem = {0};
-        cu_buf_printf(&problem, "invalid fixture: %s: %s", path, cu_buf_text(&why));
-        print_fail(name, cu_buf_text(&problem));
-        cu_buf_free(&problem);
+    json_error_t parse_error;
+    /* A repeated key keeps its last value, as in the Swift and Python parsers. */
+    json_t *fixture = json_loadf(file, JSON_DECODE_ANY, &parse_error);
+    fclose(file);
+    if (!fixture) {
+        cu_buf_printf(&why, "invalid fixture: not JSON: %s (line %d, column %d)", parse_error.text,
+                      parse_error.line, parse_error.column);
+        print_line(path, cu_buf_text(&why));
         cu_buf_free(&why);
-        free(name);
+        return 0;
+    }
+    cu_buf_append(&why, "invalid fixture: ");
+    if (!check_fixture(fixture, &why)) {
+        /* Shown under its name when it has one, else under its path. */
+        const char *shown = json_is_object(fixture) && fixture_name(fixture) ? fixture_name(fixture) : path;
+        print_line(shown, cu_buf_text(&why));
+        cu_buf_free(&why);
         json_decref(fixture);
         return 0;
     }
@@ -465,13 +479,11 @@ static int run_fixture(const char *path) {
     if (verbose) fprintf(stderr, "%s (%s)\n", name, path);
 
     int ready = 1;
-    if (json_is_object(engine)) {
-        run.config = cu_check_json(json_deep_copy(engine));
-        const char *store = json_string_value(json_object_get(run.config, "store"));
-        if (store && strcmp(store, "$tempfile") == 0) {
-            ready = make_temp_store(&run);
-            if (ready) json_object_set_new(run.config, "store", cu_check_json(json_string(run.store_path)));
-        }
+    run.config = cu_check_json(engine ? json_deep_copy(engine) : json_object());
+    const char *store = json_string_value(json_object_get(run.config, "store"));
+    if (store && strcmp(store, "$tempfile") == 0) {
+        ready = make_temp_store(&run);
+        if (ready) json_object_set_new(run.config, "store", cu_check_json(json_string(run.store_path)));
     }
     if (ready) ready = open_engine(&run, "opening the engine: ");
     for (size_t i = 0; ready && i < json_array_size(steps); i++) {
@@ -481,12 +493,7 @@ static int run_fixture(const char *path) {
     }
 
     int passed = run.failure.length == 0;
-    if (passed) {
-        printf("PASS %s\n", name);
-        fflush(stdout);
-    } else {
-        print_fail(name, cu_buf_text(&run.failure));
-    }
+    print_line(name, passed ? NULL : cu_buf_text(&run.failure));
 
     wf_engine_free(run.engine);
     remove_temp_store(&run);
@@ -505,7 +512,7 @@ static void usage(FILE *out) {
     fprintf(out,
             "usage: wf-conformance-c [--verbose] PATH...\n"
             "Replays conformance fixtures (shared/conformance/FORMAT.md) through the C interface.\n"
-            "PATH is a fixture file or a folder (every *.json below it, sorted by path).\n"
+            "PATH is a fixture file or a folder (every *.json below it); all run sorted by path.\n"
             "  --verbose, -v  print every step and its outcome on stderr\n");
 }
 
@@ -539,38 +546,26 @@ int main(int argc, char **argv) {
         return 2;
     }
 
-    /* Fixtures in argument order; a folder contributes its *.json sorted by path. A path
-     * that cannot be read is listed too, and fails in its turn. */
+    /* Every fixture of every PATH, sorted by path. A PATH that does not exist is a
+     * usage error: nothing runs. */
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
         if (arg[0] == '-' && arg[1] != '\0') continue;
         struct stat info;
-        int readable = stat(arg, &info) == 0;
-        path_list found = {0};
-        if (readable && S_ISDIR(info.st_mode)) {
-            readable = collect_folder(arg, &found);
-            if (found.count > 1) qsort(found.items, found.count, sizeof *found.items, compare_paths);
-        } else if (readable) {
-            paths_add(&found, arg, NULL);
+        if (stat(arg, &info) != 0) {
+            fprintf(stderr, "wf-conformance-c: no such file or folder: %s\n", arg);
+            usage(stderr);
+            paths_free(&fixtures);
+            return 2;
         }
-        if (!readable) paths_add(&fixtures, arg, strerror(errno));
-        for (size_t j = 0; j < found.count; j++) paths_add(&fixtures, found.items[j].path, NULL);
-        paths_free(&found);
+        if (S_ISDIR(info.st_mode)) collect_folder(arg, &fixtures);
+        else paths_add(&fixtures, arg);
     }
+    if (fixtures.count > 1) qsort(fixtures.items, fixtures.count, sizeof *fixtures.items, compare_paths);
 
     for (size_t i = 0; i < fixtures.count; i++) {
-        const path_entry *entry = &fixtures.items[i];
-        if (entry->error) {
-            cu_buf why = {0};
-            cu_buf_printf(&why, "invalid fixture: cannot read: %s", entry->error);
-            print_fail(entry->path, cu_buf_text(&why));
-            cu_buf_free(&why);
-            failed++;
-        } else if (run_fixture(entry->path)) {
-            passed++;
-        } else {
-            failed++;
-        }
+        if (run_fixture(fixtures.items[i])) passed++;
+        else failed++;
     }
     printf("%zu passed, %zu failed\n", passed, failed);
     paths_free(&fixtures);

@@ -5,55 +5,34 @@
 #include <stdlib.h>
 #include <string.h>
 
-const json_t *cs_resolve(const json_t *root, const char *path, cu_buf *why) {
+const json_t *cs_resolve(const json_t *root, const char *path) {
     const json_t *current = root;
     const char *p = path;
-    while (*p) {
-        int consumed = (int)(p - path); /* the path resolved so far, for messages */
+    while (*p && current) {
         if (*p == '[') {
             char *end;
-            if (!isdigit((unsigned char)p[1])) break;
+            if (!isdigit((unsigned char)p[1])) return NULL;
             unsigned long long index = strtoull(p + 1, &end, 10);
-            if (*end != ']') break;
-            if (!json_is_array(current)) {
-                cu_buf_printf(why, "save path %s: %.*s is not an array", path, consumed, path);
-                return NULL;
-            }
-            if (index >= json_array_size(current)) {
-                cu_buf_printf(why, "save path %s: %.*s has %zu elements, no [%llu]", path, consumed, path,
-                              json_array_size(current), index);
-                return NULL;
-            }
-            current = json_array_get(current, (size_t)index);
+            if (*end != ']') return NULL;
+            current = json_is_array(current) && index < json_array_size(current)
+                          ? json_array_get(current, (size_t)index)
+                          : NULL;
             p = end + 1;
             continue;
         }
         /* A key: at the start, or after '.'. */
         if (*p == '.' && p != path) p++;
-        else if (p != path) break;
-        size_t length = strcspn(p, ".[");
-        if (length == 0) break;
-        if (!json_is_object(current)) {
-            cu_buf_printf(why, "save path %s: %.*s is not an object", path, consumed, path);
-            return NULL;
-        }
+        else if (p != path) return NULL;
+        size_t length = strcspn(p, ".[]");
+        if (length == 0) return NULL;
         char *key = cu_xmalloc(length + 1);
         memcpy(key, p, length);
         key[length] = '\0';
-        const json_t *next = json_object_get(current, key);
+        current = json_is_object(current) ? json_object_get(current, key) : NULL;
         free(key);
-        if (!next) {
-            cu_buf_printf(why, "save path %s: %.*s is not in the outcome", path, (int)(p - path) + (int)length, path);
-            return NULL;
-        }
-        current = next;
         p += length;
     }
-    if (*p || !*path) {
-        cu_buf_printf(why, "malformed save path '%s'", path);
-        return NULL;
-    }
-    return current;
+    return *path ? current : NULL;
 }
 
 /* Finds the next "${name}" from `from` (a name is one or more characters other than '}';
@@ -72,14 +51,14 @@ static int next_reference(const char *from, const char **start, const char **end
     return 0;
 }
 
-/* The saved value named by the reference [start, end) of `text`; NULL (and why) when unknown. */
-static const json_t *lookup(const json_t *saved, const char *text, const char *start, const char *end, cu_buf *why) {
+/* The saved value named by the reference [start, end); NULL (and why) when unknown. */
+static const json_t *lookup(const json_t *saved, const char *start, const char *end, cu_buf *why) {
     size_t length = (size_t)(end - start) - 3;
     char *name = cu_xmalloc(length + 1);
     memcpy(name, start + 2, length);
     name[length] = '\0';
     const json_t *value = json_object_get(saved, name);
-    if (!value) cu_buf_printf(why, "unknown saved name '%s' in \"%s\"", name, text);
+    if (!value) cu_buf_printf(why, "unknown saved name '%s'", name);
     free(name);
     return value;
 }
@@ -91,7 +70,7 @@ static json_t *substitute_string(const json_t *value, const json_t *saved, cu_bu
 
     /* Exactly "${name}": the saved value itself, with its type. */
     if (start == text && *end == '\0') {
-        const json_t *found = lookup(saved, text, start, end, why);
+        const json_t *found = lookup(saved, start, end, why);
         return found ? cu_check_json(json_deep_copy(found)) : NULL;
     }
 
@@ -99,7 +78,7 @@ static json_t *substitute_string(const json_t *value, const json_t *saved, cu_bu
     const char *cursor = text;
     while (next_reference(cursor, &start, &end)) {
         cu_buf_append_n(&out, cursor, (size_t)(start - cursor));
-        const json_t *found = lookup(saved, text, start, end, why);
+        const json_t *found = lookup(saved, start, end, why);
         if (!found) {
             cu_buf_free(&out);
             return NULL;

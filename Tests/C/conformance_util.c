@@ -86,20 +86,53 @@ void cu_buf_free(cu_buf *buf) {
     buf->length = buf->capacity = 0;
 }
 
-/* The shortest "%.*g" text that reads back as the same double, written like
- * Python's repr and Swift's description for the usual cases (4.0, 0.1, 1e-05). */
+/* The shortest text that reads back as the same double, laid out like Python's repr:
+ * positional for exponents -4..15 ("100.0", "0.0001", "1234567890123456.0"), else
+ * scientific with at least two exponent digits ("1e-05", "1e+16", "1.5e+300"). */
 static void append_real(cu_buf *buf, double value) {
     if (!isfinite(value)) {
         cu_buf_append(buf, "null");
         return;
     }
-    char text[40];
-    for (int precision = 1; precision <= 17; precision++) {
-        snprintf(text, sizeof text, "%.*g", precision, value);
+    char text[48];
+    for (int precision = 0; precision <= 17; precision++) {
+        snprintf(text, sizeof text, "%.*e", precision, value);
         if (strtod(text, NULL) == value) break;
     }
-    cu_buf_append(buf, text);
-    if (!strpbrk(text, ".eEn")) cu_buf_append(buf, ".0");
+    /* text is [-]d[.ddd]e(+|-)XX: split it into sign, digits and decimal exponent. */
+    const char *p = text;
+    if (*p == '-') {
+        cu_buf_append(buf, "-");
+        p++;
+    }
+    char digits[24];
+    size_t count = 0;
+    for (; *p && *p != 'e'; p++) {
+        if (*p != '.' && count < sizeof digits - 1) digits[count++] = *p;
+    }
+    while (count > 1 && digits[count - 1] == '0') count--;
+    digits[count] = '\0';
+    int exponent = *p == 'e' ? atoi(p + 1) : 0;
+
+    if (exponent >= -4 && exponent < 16) {
+        if (exponent < 0) {
+            cu_buf_append(buf, "0.");
+            for (int i = -1; i > exponent; i--) cu_buf_append(buf, "0");
+            cu_buf_append(buf, digits);
+            return;
+        }
+        size_t whole = (size_t)exponent + 1;
+        for (size_t i = 0; i < whole; i++) cu_buf_append_n(buf, i < count ? &digits[i] : "0", 1);
+        cu_buf_append(buf, ".");
+        cu_buf_append(buf, count > whole ? digits + whole : "0");
+        return;
+    }
+    cu_buf_append_n(buf, digits, 1);
+    if (count > 1) {
+        cu_buf_append(buf, ".");
+        cu_buf_append(buf, digits + 1);
+    }
+    cu_buf_printf(buf, "e%c%02d", exponent < 0 ? '-' : '+', exponent < 0 ? -exponent : exponent);
 }
 
 static void append_string(cu_buf *buf, const char *text, size_t length) {
@@ -166,13 +199,17 @@ void cu_buf_append_json(cu_buf *buf, const json_t *value, size_t max_chars) {
     }
     size_t start = buf->length;
     append_json(buf, value);
-    if (max_chars > 0 && buf->length - start > max_chars) {
-        /* Cut at a UTF-8 character boundary. */
-        size_t cut = start + max_chars;
-        while (cut > start && ((unsigned char)buf->data[cut] & 0xC0) == 0x80) cut--;
-        buf->length = cut;
-        buf->data[cut] = '\0';
-        cu_buf_append(buf, "...");
+    if (max_chars == 0) return;
+    /* Keep the first max_chars code points, then "…". */
+    size_t seen = 0;
+    for (size_t at = start; at < buf->length; at++) {
+        if (((unsigned char)buf->data[at] & 0xC0) == 0x80) continue;
+        if (seen++ == max_chars) {
+            buf->length = at;
+            buf->data[at] = '\0';
+            cu_buf_append(buf, "\xe2\x80\xa6");
+            return;
+        }
     }
 }
 

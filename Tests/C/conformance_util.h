@@ -1,13 +1,17 @@
 /*
  * conformance_util.h -- small helpers for the C conformance runner: a growable
  * string buffer and a compact JSON writer whose output matches the other runners
- * (insertion order, no spaces, shortest round-trip reals).
+ * (insertion order, no spaces, shortest round-trip reals laid out like Python's repr;
+ * see Tests/Conformance/runner-cases/README.md, "Values in messages").
  */
 #ifndef WF_CONFORMANCE_UTIL_H
 #define WF_CONFORMANCE_UTIL_H
 
 #include <jansson.h>
 #include <stddef.h>
+
+/* Values in report lines are cut after this many code points. */
+#define CU_SHOW_MAX 300
 
 /* A growable NUL-terminated string. Zero-initialise ({0}) before use. */
 typedef struct cu_buf {
@@ -28,7 +32,7 @@ void cu_buf_clear(cu_buf *buf);
 void cu_buf_free(cu_buf *buf);
 
 /* Appends `value` as compact JSON. NULL appends "nothing" (an absent value).
- * With max_chars > 0, longer text is cut and ends in "...". */
+ * With max_chars > 0, text of more code points is cut to max_chars and ends in "…". */
 void cu_buf_append_json(cu_buf *buf, const json_t *value, size_t max_chars);
 
 /* Compact JSON of `value` in a new malloc'd string (free() it). */

@@ -15,8 +15,8 @@ final class MatcherTests: XCTestCase {
     }
 
     func testMissingKeyFails() {
-        assertMismatch(#"{"a": 1}"#, #"{"b": 1}"#, path: "a", says: "expected 1, got nothing")
-        assertMismatch(#"{"a": null}"#, #"{}"#, path: "a", says: "got nothing")
+        assertMismatch(#"{"a": 1}"#, #"{"b": 1}"#, path: "a", says: "a: missing (expected 1)")
+        assertMismatch(#"{"a": null}"#, #"{}"#, path: "a", says: "missing (expected null)")
         assertMatches(#"{"a": null}"#, #"{"a": null}"#)
     }
 
@@ -46,6 +46,8 @@ final class MatcherTests: XCTestCase {
         assertMismatch("null", "false")
         assertMismatch(#""x""#, #""X""#)
         assertMismatch(#""null""#, "null")
+        // Exact Unicode scalars: a precomposed é is not e + combining acute (Swift's == says it is).
+        assertMismatch(#""\u00e9""#, #""e\u0301""#, says: "expected \"\u{e9}\", got \"e\u{301}\"")
     }
 
     // MARK: Operators
@@ -54,14 +56,15 @@ final class MatcherTests: XCTestCase {
         assertMatches(#"{"$contains": [2, 1]}"#, "[1, 2, 3]")
         assertMatches(#"{"$contains": []}"#, "[]")
         assertMatches(#"{"$contains": [{"id": "b"}]}"#, #"[{"id": "a", "n": 1}, {"id": "b", "n": 2}]"#)
-        assertMismatch(#"{"$contains": [4]}"#, "[1, 2, 3]", says: "expected an element matching 4")
-        assertMismatch(#"{"$contains": [1]}"#, #"{"a": 1}"#, says: "expected an array containing")
-        assertMismatch(#"{"$contains": [1]}"#, nil, says: "got nothing")
+        assertMismatch(#"{"$contains": [1, 4]}"#, "[1, 2, 3]",
+                       says: #"outcome: expected {"$contains":[1,4]}, got [1,2,3] (no element matches $contains[1])"#)
+        assertMismatch(#"{"$contains": [1]}"#, #"{"a": 1}"#, says: "(not an array)")
+        assertMismatch(#"{"$contains": [1]}"#, nil, says: #"missing (expected {"$contains":[1]})"#)
     }
 
     func testContainsNeedsDifferentElements() {
         // Both expectations match only the one element "a".
-        assertMismatch(#"{"$contains": [{"$match": "a"}, "a"]}"#, #"["a", "b"]"#, says: "distinct elements")
+        assertMismatch(#"{"$contains": [{"$match": "a"}, "a"]}"#, #"["a", "b"]"#, says: "(no distinct element for each item)")
         assertMatches(#"{"$contains": ["a", "a"]}"#, #"["a", "b", "a"]"#)
     }
 
@@ -79,34 +82,35 @@ final class MatcherTests: XCTestCase {
         assertMatches(#"{"$len": 0}"#, "[]")
         assertMatches(#"{"$len": 3}"#, #""a→b""#)  // Unicode scalars, not bytes
         assertMatches(#"{"$len": 2}"#, #""e\u0301""#)  // a decomposed é: two scalars, one character
-        assertMismatch(#"{"$len": 2}"#, "[1, 2, 3]", says: "expected length 2, got length 3")
-        assertMismatch(#"{"$len": 1}"#, "7", says: "has no length")
-        assertMismatch(#"{"$len": 1}"#, nil, says: "got nothing")
+        assertMatches(#"{"$len": 2.0}"#, "[1, 2]")
+        assertMismatch(#"{"$len": 2}"#, "[1, 2, 3]", says: #"expected {"$len":2}, got [1,2,3] (length 3)"#)
+        assertMismatch(#"{"$len": 1}"#, "7", says: "(not an array, object or string)")
+        assertMismatch(#"{"$len": 1}"#, nil, says: "missing")
     }
 
     func testAny() {
         assertMatches(#"{"a": {"$any": true}}"#, #"{"a": 0}"#)
         assertMatches(#"{"a": {"$any": true}}"#, #"{"a": null}"#)
-        assertMismatch(#"{"a": {"$any": true}}"#, #"{"b": 0}"#, path: "a", says: "got nothing")
+        assertMismatch(#"{"a": {"$any": true}}"#, #"{"b": 0}"#, path: "a", says: #"a: missing (expected {"$any":true})"#)
     }
 
     func testAbsent() {
         assertMatches(#"{"a": {"$absent": true}}"#, #"{"b": 1}"#)
         assertMatches(#"{"a": {"$absent": true}}"#, #"{"a": null}"#)
-        assertMismatch(#"{"a": {"$absent": true}}"#, #"{"a": 0}"#, path: "a", says: "expected nothing, got 0")
-        assertMatches(#"{"a": {"$absent": false}}"#, #"{"a": 0}"#)
-        assertMismatch(#"{"a": {"$absent": false}}"#, #"{"a": null}"#, says: "expected a value")
+        assertMismatch(#"{"a": {"$absent": true}}"#, #"{"a": 0}"#, path: "a", says: #"a: expected {"$absent":true}, got 0"#)
+        // Only true: `false` is a malformed expectation, whatever the value.
+        assertMismatch(#"{"a": {"$absent": false}}"#, #"{"a": 0}"#, says: "malformed expectation: a: $absent takes only true, not false")
     }
 
     func testApprox() {
         assertMatches(#"{"$approx": 10, "$tol": 0.1}"#, "10.9")
         assertMatches(#"{"$approx": 10, "$tol": 0.1}"#, "9")
-        assertMismatch(#"{"$approx": 10, "$tol": 0.1}"#, "11.5", says: "within relative 0.1")
+        assertMismatch(#"{"$approx": 10, "$tol": 0.1}"#, "11.5", says: #"expected {"$approx":10,"$tol":0.1}, got 11.5"#)
         assertMatches(#"{"$approx": 0.3}"#, "0.30000000000000004")
         assertMismatch(#"{"$approx": 0.3}"#, "0.3001")
         assertMatches(#"{"$approx": 0, "$tol": 0.01}"#, "-0.005")
         assertMismatch(#"{"$approx": 0, "$tol": 0.01}"#, "0.02")
-        assertMismatch(#"{"$approx": 1}"#, "true", says: "expected a number")
+        assertMismatch(#"{"$approx": 1}"#, "true", says: "(not a number)")
         assertMismatch(#"{"$approx": 1}"#, #""1""#)
     }
 
@@ -116,26 +120,38 @@ final class MatcherTests: XCTestCase {
         assertMismatch(#"{"$time": "2026-01-01T00:00:30.000Z"}"#, #""2026-01-01T00:00:30.001Z""#)
         assertMatches(#"{"$time": "2026-01-01T00:00:30.000Z", "$tol": 3}"#, #""2026-01-01T00:00:27.000Z""#)
         assertMismatch(#"{"$time": "2026-01-01T00:00:30.000Z", "$tol": 3}"#, #""2026-01-01T00:00:33.500Z""#,
-                       says: "within 3.0 s")
+                       says: #"expected {"$time":"2026-01-01T00:00:30.000Z","$tol":3}, got "2026-01-01T00:00:33.500Z""#)
         assertMatches(#"{"$time": "2026-01-01T01:00:00+01:00"}"#, #""2026-01-01T00:00:00.000Z""#)
-        assertMismatch(#"{"$time": "2026-01-01T00:00:00Z"}"#, #""yesterday""#, says: "expected a time")
+        assertMatches(#"{"$time": "2026-01-01t00:00:00z"}"#, #""2026-01-01T00:00:00.000Z""#)
+        assertMismatch(#"{"$time": "2026-01-01T00:00:00Z"}"#, #""yesterday""#, says: "(not an RFC 3339 timestamp)")
+        assertMismatch(#"{"$time": "2026-01-01T00:00:00Z"}"#, #""2026-01-01 00:00:00Z""#, says: "(not an RFC 3339 timestamp)")
+    }
+
+    func testTimeCountsWholeNanoseconds() {
+        assertMatches(#"{"$time": "2026-01-01T00:00:00.0000000009Z"}"#, #""2026-01-01T00:00:00Z""#)  // 10th digit ignored
+        assertMismatch(#"{"$time": "2026-01-01T00:00:00.000000001Z"}"#, #""2026-01-01T00:00:00Z""#)
+        assertMatches(#"{"$time": "2026-01-01T00:00:00.000000002Z", "$tol": 1.5e-9}"#, #""2026-01-01T00:00:00Z""#)  // rounds to 2 ns
+        assertMatches(#"{"$time": "2026-01-01T00:00:00Z", "$tol": 1e12}"#, #""9999-12-31T23:59:59Z""#)  // 2^63 ns or more: any
+        assertMismatch(#"{"$time": "2026-02-29T00:00:00Z"}"#, #""x""#, says: "$time takes an RFC 3339 timestamp")
+        assertMatches(#"{"$not": {"$time": "2024-02-29T00:00:00Z"}}"#, #""2026-01-01T00:00:00Z""#)
     }
 
     func testMatch() {
         assertMatches(#"{"$match": "b+"}"#, #""abbbc""#)  // search, not full match
         assertMatches(#"{"$match": "^cycle detected: A → B → A$"}"#, #""cycle detected: A → B → A""#)
         assertMatches(#"{"$match": "[0-9]{3}"}"#, #""tpl-123""#)
-        assertMismatch(#"{"$match": "^b"}"#, #""abc""#, says: "expected a match for /^b/")
-        assertMismatch(#"{"$match": "1"}"#, "1", says: "expected a string")
+        assertMismatch(#"{"$match": "^b"}"#, #""abc""#, says: #"expected {"$match":"^b"}, got "abc""#)
+        assertMismatch(#"{"$match": "1"}"#, "1", says: "(not a string)")
     }
 
     func testNot() {
         assertMatches(#"{"$not": "ready"}"#, #""blocked""#)
-        assertMismatch(#"{"$not": "ready"}"#, #""ready""#, says: "anything but")
+        assertMismatch(#"{"$not": "ready"}"#, #""ready""#, says: #"expected {"$not":"ready"}, got "ready""#)
         assertMatches(#"{"a": {"$not": {"$len": 0}}}"#, #"{"a": [1]}"#)
         // At a missing key: a $not whose inner needs a value succeeds; $not $absent fails.
         assertMatches(#"{"a": {"$not": 1}}"#, #"{}"#)
-        assertMismatch(#"{"a": {"$not": {"$absent": true}}}"#, #"{}"#, path: "a")
+        assertMismatch(#"{"a": {"$not": {"$absent": true}}}"#, #"{}"#, path: "a", says: "missing")
+        assertMatches(#"{"a": {"$not": {"$any": true}}}"#, #"{}"#)
         assertMatches(#"{"a": {"$not": {"$absent": true}}}"#, #"{"a": 2}"#)
     }
 
@@ -146,14 +162,21 @@ final class MatcherTests: XCTestCase {
     }
 
     func testBadExpectationsFail() {
-        assertMismatch(#"{"$bogus": 1}"#, "1", says: "unknown operator $bogus")
-        assertMismatch(#"{"$tol": 1}"#, "1", says: "$tol goes with")
-        assertMismatch(#"{"$match": "("}"#, #""(""#, says: "invalid regular expression")
-        assertMismatch(#"{"$len": "two"}"#, "[1, 2]", says: "$len takes a count")
-        assertMismatch(#"{"$time": "soon"}"#, #""2026-01-01T00:00:00Z""#, says: "$time takes")
-        // ... even where a mismatch would count as success.
-        assertMismatch(#"{"$not": {"$bogus": 1}}"#, "1", says: "unknown operator $bogus")
-        assertMismatch(#"{"$not": {"a": {"$len": "x"}}}"#, #"{"a": []}"#, path: "a", says: "$len takes a count")
+        assertMismatch(#"{"$bogus": 1}"#, "1", says: "malformed expectation: outcome: unknown operator $bogus")
+        assertMismatch(#"{"$len": "x", "$bogus": 1}"#, "1", says: "unknown operator $bogus")  // unknown names first
+        assertMismatch(#"{"$tol": 1}"#, "1", says: "$tol needs $approx or $time")
+        assertMismatch(#"{"$approx": 1, "$tol": -1}"#, "1", says: "$tol takes a non-negative number, not -1")
+        assertMismatch(#"{"$match": "("}"#, #""(""#, says: #"$match takes a valid regular expression, not "(""#)
+        assertMismatch(#"{"$len": "two"}"#, "[1, 2]", says: #"$len takes a non-negative integer, not "two""#)
+        assertMismatch(#"{"$len": 1.5}"#, "[1, 2]", says: "$len takes a non-negative integer, not 1.5")
+        assertMismatch(#"{"$any": 1}"#, "1", says: "$any takes only true, not 1")
+        assertMismatch(#"{"$time": "soon"}"#, #""2026-01-01T00:00:00Z""#, says: "$time takes an RFC 3339 timestamp")
+        // ... even where a mismatch would count as success, or where nothing would be matched.
+        assertMismatch(#"{"$not": {"$bogus": 1}}"#, "1", path: "$not", says: "unknown operator $bogus")
+        assertMismatch(#"{"$not": {"a": {"$len": "x"}}}"#, #"{"a": []}"#, path: "$not.a", says: "$len takes a non-negative integer")
+        assertMismatch(#"{"$not": {"a": 1, "b": {"$len": "x"}}}"#, "5", path: "$not.b")
+        assertMismatch(#"{"k": {"$len": "x"}}"#, "{}", path: "k", says: "malformed expectation: k: $len")
+        assertMismatch(#"{"$contains": [1, {"k": {"$x": 1}}]}"#, "[1]", path: "$contains[1].k", says: "unknown operator $x")
     }
 
     func testMixedDollarKeysAreAPlainObject() {

@@ -23,12 +23,13 @@ final class ScriptedHost: ConformanceHost {
         return .success(Handle(opened))
     }
 
-    func call(_ engine: Handle, op: String, args: JSONObject) -> Outcome {
-        log.append("\(op)@\(engine.generation) \(JSON.object(args).compactText)")
+    func call(_ engine: Handle, op: String, args: JSON) -> Outcome {
+        log.append("\(op)@\(engine.generation) \(args.compactText)")
+        guard let object = args.objectValue else { return .failure(.argsNotAnObject(args)) }
         guard let answer = answers[op] else {
             return .failure(OutcomeError(status: -8, code: "unknownOp", message: "unknown op '\(op)'"))
         }
-        return answer(args)
+        return answer(object)
     }
 
     func free(_ engine: Handle) { log.append("free@\(engine.generation)") }
@@ -71,7 +72,7 @@ final class RunnerTests: XCTestCase {
         let host = makeHost()
         let f = try fixture(#"{"name": "no-expect", "steps": [{"op": "make"}, {"op": "boom"}]}"#)
         XCTAssertEqual(FixtureRunner(host: host).run(f).line,
-                       "FAIL no-expect: step 2 (boom): unexpected error WF_ETEMPLATE cycleDetected: cycle detected: A → B → A")
+                       "FAIL no-expect: step 2 (boom): unexpected error cycleDetected: cycle detected: A → B → A")
         XCTAssertEqual(host.log.last, "free@1")
     }
 
@@ -96,7 +97,7 @@ final class RunnerTests: XCTestCase {
     func testWrongOkIsReportedWithTheError() throws {
         let f = try fixture(#"{"name": "ok", "steps": [{"op": "boom", "expect": {"ok": true, "result": {}}}]}"#)
         XCTAssertEqual(FixtureRunner(host: makeHost()).run(f).line,
-                       "FAIL ok: step 1 (boom): ok: expected true, got false (WF_ETEMPLATE cycleDetected: cycle detected: A → B → A)")
+                       "FAIL ok: step 1 (boom): ok: expected true, got false (cycleDetected: cycle detected: A → B → A)")
         let g = try fixture(#"{"name": "notok", "steps": [{"op": "make", "expect": {"ok": false}}]}"#)
         XCTAssertEqual(FixtureRunner(host: makeHost()).run(g).line,
                        #"FAIL notok: step 1 (make): ok: expected false, got true (result {"id":"w-1","effects":[{"runId":"r-9"}]})"#)
@@ -105,19 +106,19 @@ final class RunnerTests: XCTestCase {
     func testUnknownSavedNameFailsAtItsStep() throws {
         let f = try fixture(#"{"name": "unknown", "steps": [{"op": "make"}, {"op": "echo", "args": {"a": "${nope}"}}]}"#)
         let host = makeHost()
-        XCTAssertEqual(FixtureRunner(host: host).run(f).line, "FAIL unknown: step 2 (echo): nothing was saved as 'nope'")
+        XCTAssertEqual(FixtureRunner(host: host).run(f).line, "FAIL unknown: step 2 (echo): unknown saved name 'nope'")
         XCTAssertFalse(host.log.contains { $0.hasPrefix("echo") }, "the op must not be called")
     }
 
     func testUnknownNameInExpectFailsToo() throws {
         let f = try fixture(#"{"name": "unknown2", "steps": [{"op": "make", "expect": {"result": {"id": "${x}"}}}]}"#)
-        XCTAssertEqual(FixtureRunner(host: makeHost()).run(f).line, "FAIL unknown2: step 1 (make): nothing was saved as 'x'")
+        XCTAssertEqual(FixtureRunner(host: makeHost()).run(f).line, "FAIL unknown2: step 1 (make): unknown saved name 'x'")
     }
 
     func testSavePathMissingFails() throws {
         let f = try fixture(#"{"name": "nosave", "steps": [{"op": "make", "save": {"x": "result.effects[3].runId"}}]}"#)
-        let line = FixtureRunner(host: makeHost()).run(f).line
-        XCTAssertTrue(line.hasPrefix("FAIL nosave: step 1 (make): save 'x': result.effects[3].runId is not in the outcome"), line)
+        XCTAssertEqual(FixtureRunner(host: makeHost()).run(f).line,
+                       "FAIL nosave: step 1 (make): save 'x': result.effects[3].runId is not in the outcome")
     }
 
     func testReopenCleanFreesAndCrashAbandons() throws {
@@ -142,17 +143,45 @@ final class RunnerTests: XCTestCase {
         host.failOpen = OutcomeError(status: -2, code: "unknownConfigKey", message: "config has an unknown key 'x'")
         let f = try fixture(#"{"name": "noopen", "engine": {"x": 1}, "steps": []}"#)
         XCTAssertEqual(FixtureRunner(host: host).run(f).line,
-                       "FAIL noopen: opening the engine: WF_EINVALID unknownConfigKey: config has an unknown key 'x'")
+                       "FAIL noopen: opening the engine: unknownConfigKey: config has an unknown key 'x'")
     }
 
     func testFixtureFormatIsStrict() {
-        XCTAssertThrowsError(try fixture(#"{"name": "x", "steps": [{"op": "a", "expected": {}}]}"#))
-        XCTAssertThrowsError(try fixture(#"{"name": "x", "steps": [{"reopen": "warm"}]}"#))
-        XCTAssertThrowsError(try fixture(#"{"name": "x", "steps": [{"op": "a", "args": [1]}]}"#))
-        XCTAssertThrowsError(try fixture(#"{"name": "x", "steps": [{"op": "a", "save": {"v": "a..b"}}]}"#))
-        XCTAssertThrowsError(try fixture(#"{"steps": []}"#))
-        XCTAssertThrowsError(try fixture(#"{"name": "x", "steps": [], "extra": 1}"#))
-        XCTAssertNoThrow(try fixture(#"{"name": "x", "description": "d", "engine": null, "steps": [{"op": "a"}, {"reopen": "crash"}]}"#))
+        func refused(_ text: String, _ why: String, file: StaticString = #filePath, line: UInt = #line) {
+            XCTAssertThrowsError(try fixture(text), file: file, line: line) { error in
+                XCTAssertEqual((error as? FixtureError)?.message, why, file: file, line: line)
+            }
+        }
+        refused(#"{"name": "x", "steps": [{"op": "a", "expected": {}}]}"#, "step 1: unexpected key 'expected'")
+        refused(#"{"name": "x", "steps": [{"reopen": "warm"}]}"#, #"step 1: reopen must be "clean" or "crash""#)
+        refused(#"{"name": "x", "steps": [{"reopen": "clean", "args": {}}]}"#, "step 1: unexpected key 'args'")
+        refused(#"{"name": "x", "steps": [{"op": "a", "reopen": "clean"}]}"#, "step 1: needs exactly one of 'op' and 'reopen'")
+        refused(#"{"name": "x", "steps": [{"op": "a", "save": {"v": "a..b"}}]}"#, "step 1: save 'v': bad path 'a..b'")
+        refused(#"{"steps": []}"#, "name must be a non-empty string")
+        refused(#"{"name": "x", "steps": [], "extra": 1}"#, "unexpected key 'extra'")
+        refused(#"{"name": "x", "engine": null, "steps": []}"#, "engine must be an object")
+        XCTAssertNoThrow(try fixture(#"{"name": "x", "description": "d", "steps": [{"op": "a", "comment": "c"}, {"reopen": "crash", "comment": "c"}]}"#))
+        XCTAssertNoThrow(try fixture(#"{"name": "x", "steps": [{"op": "a", "args": [1]}, {"op": "a", "args": null}]}"#))
+    }
+
+    func testArgsThatAreNoObjectReachTheHost() throws {
+        let host = makeHost()
+        let f = try fixture(#"""
+            {"name": "args", "steps": [
+              {"op": "echo", "args": [1], "expect": {"ok": false, "error": {"status": -2, "code": "invalidArgument",
+               "message": "args must be a JSON object, not array", "details": {"argument": "args"}}}},
+              {"op": "echo", "args": null, "expect": {"result": {}}}]}
+            """#)
+        XCTAssertEqual(FixtureRunner(host: host).run(f).line, "PASS args")
+        XCTAssertEqual(host.log, ["open", "echo@1 [1]", "echo@1 {}", "free@1"])
+    }
+
+    func testMalformedExpectationFailsBeforeTheCall() throws {
+        let host = makeHost()
+        let f = try fixture(#"{"name": "bad", "steps": [{"op": "boom", "expect": {"ok": true, "x": {"$not": {"$absent": false}}}}]}"#)
+        XCTAssertEqual(FixtureRunner(host: host).run(f).line,
+                       "FAIL bad: step 1 (boom): malformed expectation: x.$not: $absent takes only true, not false")
+        XCTAssertFalse(host.log.contains { $0.hasPrefix("boom") }, "the op must not be called")
     }
 
     func testSuiteReportsFilesFoldersAndMissingPaths() throws {
@@ -163,14 +192,22 @@ final class RunnerTests: XCTestCase {
         try #"{"name": "a-fail", "steps": [{"op": "boom"}]}"#.write(to: dir.appendingPathComponent("sub/a.json"), atomically: true, encoding: .utf8)
         try "not json".write(to: dir.appendingPathComponent("c.json"), atomically: true, encoding: .utf8)
         try "ignored".write(to: dir.appendingPathComponent("notes.txt"), atomically: true, encoding: .utf8)
+        try #"{"name": "d", "steps": [{"op": "make"}]}"#.write(to: dir.appendingPathComponent("A.json"), atomically: true, encoding: .utf8)
+        XCTAssertThrowsError(try ConformanceSuite.fixtureFiles([dir.path, dir.path + "/nope.json"])) { error in
+            XCTAssertEqual(error as? ConformanceSuite.UsageError,
+                           ConformanceSuite.UsageError(message: "no such file or folder: \(dir.path)/nope.json"))
+        }
+        // Files and folders are sorted together, by the bytes of their paths.
+        let files = try ConformanceSuite.fixtureFiles([dir.path + "/", dir.path + "/b.json"])
+        XCTAssertEqual(files, ["A.json", "b.json", "b.json", "c.json", "sub/a.json"].map { "\(dir.path)/\($0)" })
         var lines: [String] = []
-        let tally = ConformanceSuite.run([dir.path, dir.path + "/nope.json"], host: makeHost()) { lines.append($0.line) }
-        XCTAssertEqual(tally.line, "1 passed, 3 failed")
-        XCTAssertEqual(lines.count, 4)
-        XCTAssertEqual(lines[0], "PASS b-pass")  // b.json sorts before c.json and sub/a.json
-        XCTAssertTrue(lines[1].hasPrefix("FAIL c: invalid fixture: "), lines[1])
-        XCTAssertTrue(lines[2].hasPrefix("FAIL a-fail: step 1 (boom): unexpected error"), lines[2])
-        XCTAssertEqual(lines[3], "FAIL \(dir.path)/nope.json: invalid fixture: no such file or folder")
+        let tally = ConformanceSuite.run(files: files, host: makeHost()) { lines.append($0.line) }
+        XCTAssertEqual(tally.line, "3 passed, 2 failed")
+        XCTAssertEqual(lines.count, 5)
+        XCTAssertEqual(lines[0], "PASS d")
+        XCTAssertEqual(lines[1], "PASS b-pass")
+        XCTAssertTrue(lines[3].hasPrefix("FAIL \(dir.path)/c.json: invalid fixture: not JSON: "), lines[3])
+        XCTAssertEqual(lines[4], "FAIL a-fail: step 1 (boom): unexpected error cycleDetected: cycle detected: A → B → A")
     }
 
     func testTempStoreIsRemovedAfterTheFixture() throws {

@@ -31,6 +31,19 @@ final class SubstitutionTests: XCTestCase {
     func testTextWithoutReferencesIsUnchanged() throws {
         XCTAssertEqual(try vars.substitute(.string("$tpl {n} ${ $")), .string("$tpl {n} ${ $"))
         XCTAssertEqual(try vars.substitute(.string("${}")), .string("${}"))
+        XCTAssertEqual(try vars.substitute(.string("${}${tpl}/${tpl")), .string("${}tpl-1/${tpl"))
+    }
+
+    func testSplicedRealsReadLikePythonsRepr() throws {
+        let reals = Variables(["a": 1e-05, "b": 1e16, "c": 9.1e15, "d": 100.0, "e": -0.0, "f": 0.1, "g": 1234567890123456.0])
+        XCTAssertEqual(try reals.substitute(.string("${a} ${b} ${c} ${d} ${e} ${f} ${g}")),
+                       .string("1e-05 1e+16 9100000000000000.0 100.0 -0.0 0.1 1234567890123456.0"))
+    }
+
+    func testANameRunsToTheNextBrace() {
+        XCTAssertThrowsError(try vars.substitute(.string("${a${tpl}"))) { error in
+            XCTAssertEqual((error as? Variables.UnknownName)?.name, "a${tpl")
+        }
     }
 
     func testUnknownNameIsAnError() {

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from decimal import Decimal
 from typing import Any
 
 import pytest
@@ -10,6 +9,7 @@ import pytest
 from workflow_engine.conformance import (
     MISSING,
     FixtureError,
+    check_expectation,
     lookup,
     matches,
     mismatch,
@@ -27,7 +27,7 @@ def test_objects_match_on_named_keys_only() -> None:
     assert matches({"a": 1, "b": {"c": "x"}}, actual)
     assert matches({}, actual)
     assert mismatch({"b": {"c": "y"}}, actual, "result") == 'result.b.c: expected "y", got "x"'
-    assert mismatch({"zz": 1}, actual, "result") == "result.zz: expected 1, got nothing"
+    assert mismatch({"zz": 1}, actual, "result") == "result.zz: missing (expected 1)"
     assert not matches({}, [1])
     assert not matches({"a": 1}, "a")
 
@@ -35,7 +35,8 @@ def test_objects_match_on_named_keys_only() -> None:
 def test_arrays_match_same_length_elementwise() -> None:
     assert matches([1, {"a": 2}], [1, {"a": 2, "b": 3}])
     assert mismatch([1, 2], [1, 3], "r") == "r[1]: expected 2, got 3"
-    assert "expected an array of 2 elements" in str(mismatch([1, 2], [1, 2, 3], "r"))
+    assert mismatch([1, 2], [1, 2, 3], "r") == "r: expected [1,2], got [1,2,3] (expected 2 elements, got 3)"
+    assert mismatch([1], "x") == 'outcome: expected [1], got "x"'
     assert not matches([1], [])
     assert not matches([], {})
 
@@ -59,6 +60,7 @@ def test_booleans_are_not_numbers() -> None:
 
 def test_other_scalars_by_equality() -> None:
     assert matches("a", "a")
+    assert not matches("\u00e9", "e\u0301")  # code points, no normalisation
     assert not matches("a", "A")
     assert matches(None, None)
     assert not matches(None, False)
@@ -72,8 +74,12 @@ def test_mismatch_message_names_path_and_both_values() -> None:
     assert mismatch(expect, actual) == 'result.nodes[0].state: expected "queuedRemote", got "ready"'
 
 
-def test_odd_keys_are_quoted_in_paths() -> None:
-    assert mismatch({"a b": 1}, {"a b": 2}, "r") == 'r["a b"]: expected 1, got 2'
+def test_paths_join_keys_as_written() -> None:
+    assert mismatch({"a b": 1}, {"a b": 2}, "r") == "r.a b: expected 1, got 2"
+
+
+def test_long_values_are_cut_after_300_code_points() -> None:
+    assert mismatch("y", "é" * 400, "r") == 'r: expected "y", got "' + "é" * 299 + "…"
 
 
 # --------------------------------------------------------------------------- $any and $absent
@@ -82,13 +88,13 @@ def test_odd_keys_are_quoted_in_paths() -> None:
 def test_any_needs_presence_only() -> None:
     assert matches({"k": {"$any": True}}, {"k": None})
     assert matches({"k": {"$any": True}}, {"k": [1]})
-    assert mismatch({"k": {"$any": True}}, {}, "r") == 'r.k: expected {"$any":true}, got nothing'
+    assert mismatch({"k": {"$any": True}}, {}, "r") == 'r.k: missing (expected {"$any":true})'
 
 
 def test_absent_means_missing_or_null() -> None:
     assert matches({"k": {"$absent": True}}, {})
     assert matches({"k": {"$absent": True}}, {"k": None})
-    assert mismatch({"k": {"$absent": True}}, {"k": 0}, "r") == "r.k: expected nothing (absent or null), got 0"
+    assert mismatch({"k": {"$absent": True}}, {"k": 0}, "r") == 'r.k: expected {"$absent":true}, got 0'
     assert not matches({"k": {"$absent": True}}, {"k": False})
 
 
@@ -115,9 +121,31 @@ def test_bad_operands_are_fixture_errors() -> None:
         {"$contains": {}},
         {"$tol": 1},
         {"$unknown": 1},
+        {"$not": {"$unknown": 1}},
+        {"$not": {"a": {"$len": "x"}}},
+        {"$contains": [{"$any": False}]},
     ):
-        with pytest.raises(FixtureError):
+        with pytest.raises(FixtureError, match="^malformed expectation: "):
             mismatch(bad, [1])
+    with pytest.raises(FixtureError, match="^malformed expectation: k: \\$len takes a non-negative integer, not -1$"):
+        mismatch({"k": {"$len": -1}}, {})  # even where the outcome has no member
+
+
+def test_malformed_expectations_name_their_place_in_expect() -> None:
+    cases = [
+        ({"r": {"$bogus": 1}}, "r: unknown operator $bogus"),
+        ({"r": {"$len": "x", "$bogus": 1}}, "r: unknown operator $bogus"),
+        ({"r": {"$not": {"$bogus": 1}}}, "r.$not: unknown operator $bogus"),
+        ({"r": {"$contains": [1, {"k": {"$bogus": 1}}]}}, "r.$contains[1].k: unknown operator $bogus"),
+        ({"r": [{"$absent": False}]}, "r[0]: $absent takes only true, not false"),
+        ({"$tol": 1}, "outcome: $tol needs $approx or $time"),
+        ({"r": {"$match": "("}}, 'r: $match takes a valid regular expression, not "("'),
+        ({"r": {"$time": "2026-02-30T00:00:00Z"}}, 'r: $time takes an RFC 3339 timestamp, not "2026-02-30T00:00:00Z"'),
+    ]
+    for expect, why in cases:
+        with pytest.raises(FixtureError) as caught:
+            check_expectation(expect)
+        assert str(caught.value) == f"malformed expectation: {why}"
 
 
 # --------------------------------------------------------------------------- $not
@@ -127,7 +155,7 @@ def test_not_inverts() -> None:
     assert matches({"$not": "a"}, "b")
     assert not matches({"$not": "a"}, "a")
     assert matches({"$not": {"$len": 2}}, [1])
-    assert mismatch({"$not": 1}, 1, "r") == "r: expected anything but 1, got 1"
+    assert mismatch({"$not": 1}, 1, "r") == 'r: expected {"$not":1}, got 1'
 
 
 def test_not_on_a_missing_key() -> None:
@@ -148,7 +176,8 @@ def test_len_counts_entries_and_code_points() -> None:
     assert matches({"$len": 2.0}, "ab")
     assert not matches({"$len": 2}, [0])
     assert not matches({"$len": 1}, 5)
-    assert mismatch({"$len": 2}, [0], "r") == "r: expected length 2, got length 1: [0]"
+    assert mismatch({"$len": 2}, [0], "r") == 'r: expected {"$len":2}, got [0] (length 1)'
+    assert mismatch({"$len": 2}, 5, "r") == 'r: expected {"$len":2}, got 5 (not an array, object or string)'
 
 
 # --------------------------------------------------------------------------- $approx
@@ -181,16 +210,36 @@ def test_time_within_seconds() -> None:
     assert matches({"$time": "2026-01-01T00:00:30.100Z", "$tol": 1}, "2026-01-01T00:00:31.100Z")
     assert not matches({"$time": "2026-01-01T00:00:30.100Z", "$tol": 1}, "2026-01-01T00:00:31.101Z")
     assert matches({"$time": "2026-01-01T01:00:00+01:00"}, "2026-01-01T00:00:00.000Z")
-    assert matches({"$time": "2026-01-01 00:00:00Z"}, "2026-01-01T00:00:00.000Z")
+    assert matches({"$time": "2026-01-01t00:00:00z"}, "2026-01-01T00:00:00.000Z")
+    assert not matches({"$time": "2026-01-01T00:00:00Z"}, "2026-01-01 00:00:00Z")
     assert not matches({"$time": "2026-01-01T00:00:00Z"}, "not a time")
     assert not matches({"$time": "2026-01-01T00:00:00Z"}, 1767225600)
 
 
+def test_time_tolerance_counts_whole_nanoseconds() -> None:
+    assert matches({"$time": "2026-01-01T00:00:00.0000000009Z"}, "2026-01-01T00:00:00Z")  # 10th digit ignored
+    assert not matches({"$time": "2026-01-01T00:00:00.000000001Z"}, "2026-01-01T00:00:00Z")
+    assert matches({"$time": "2026-01-01T00:00:00.000000002Z", "$tol": 1.5e-9}, "2026-01-01T00:00:00Z")  # rounds to 2
+    assert matches({"$time": "2026-01-01T00:00:00Z", "$tol": 1e12}, "9999-12-31T23:59:59Z")  # 2^63 ns or more: any
+
+
 def test_parse_rfc3339() -> None:
-    assert parse_rfc3339("1970-01-01T00:00:01.250Z") == Decimal("1.250")
-    assert parse_rfc3339("2026-01-01T00:00:00.000Z") == Decimal(1767225600)
-    assert parse_rfc3339("1970-01-01T00:00:00-00:30") == Decimal(1800)
-    for bad in ("2026-01-01", "2026-01-01T00:00:00", "2026-13-01T00:00:00Z", "2026-01-01T00:00:00.Z", "x"):
+    assert parse_rfc3339("1970-01-01T00:00:01.250Z") == 1_250_000_000
+    assert parse_rfc3339("2026-01-01T00:00:00.000Z") == 1767225600 * 10**9
+    assert parse_rfc3339("1970-01-01T00:00:00-00:30") == 1800 * 10**9
+    assert parse_rfc3339("2024-02-29T00:00:00Z") is not None
+    for bad in (
+        "2026-01-01",
+        "2026-01-01T00:00:00",
+        "2026-13-01T00:00:00Z",
+        "2026-01-01T00:00:00.Z",
+        "x",
+        "2026-02-29T00:00:00Z",
+        "2026-01-01T00:00:60Z",
+        "2026-01-01 00:00:00Z",
+        "2026-01-01T00:00:00+24:00",
+        "２０２６-01-01T00:00:00Z",
+    ):
         assert parse_rfc3339(bad) is None, bad
 
 
@@ -203,7 +252,8 @@ def test_match_searches() -> None:
     assert matches({"$match": "[0-9]{3}"}, "x123y")
     assert not matches({"$match": "^cycle$"}, "cycle detected")
     assert not matches({"$match": "1"}, 1)
-    assert mismatch({"$match": "^z"}, "abc", "m") == 'm: expected a string matching "^z", got "abc"'
+    assert mismatch({"$match": "^z"}, "abc", "m") == 'm: expected {"$match":"^z"}, got "abc"'
+    assert mismatch({"$match": "1"}, 1, "m") == 'm: expected {"$match":"1"}, got 1 (not a string)'
 
 
 # --------------------------------------------------------------------------- $contains
@@ -228,7 +278,13 @@ def test_contains_needs_a_proper_assignment_not_a_greedy_one() -> None:
 
 def test_contains_failure_names_the_unmatched_element() -> None:
     message = mismatch({"$contains": [{"type": "x"}]}, [{"type": "y"}], "result.effects")
-    assert message == 'result.effects: expected an element matching {"type":"x"}, got [{"type":"y"}]'
+    assert message == (
+        'result.effects: expected {"$contains":[{"type":"x"}]}, got [{"type":"y"}] (no element matches $contains[0])'
+    )
+    message = mismatch({"$contains": ["a", {"$match": "a"}]}, ["a", "b"], "r")
+    assert message == (
+        'r: expected {"$contains":["a",{"$match":"a"}]}, got ["a","b"] (no distinct element for each item)'
+    )
 
 
 def test_operators_combine_and_nest() -> None:
@@ -243,7 +299,7 @@ def test_operators_combine_and_nest() -> None:
 def test_parse_path() -> None:
     assert parse_path("result.effects[0].runId") == ["result", "effects", 0, "runId"]
     assert parse_path("result.m[1][2]") == ["result", "m", 1, 2]
-    for bad in ("", "a..b", "[0]", "a[x]", "a[-1]"):
+    for bad in ("", "a..b", "[0]", "a.[0]", "a[x]", "a[-1]", "a.", ".a", "a]b", "a[1"):
         with pytest.raises(FixtureError):
             parse_path(bad)
 
@@ -257,9 +313,8 @@ def test_lookup_and_save() -> None:
     saved["eff"]["n"] = 3
     assert outcome["result"]["effects"][0]["n"] == 2  # saved values are copies
     for missing in ("result.effects[1]", "result.nope", "result.effects.runId", "error.code"):
-        with pytest.raises(FixtureError, match="is not in the outcome"):
-            lookup(outcome, missing)
-    with pytest.raises(FixtureError, match=r"save x: result\.nope"):
+        assert lookup(outcome, missing) is MISSING
+    with pytest.raises(FixtureError, match=r"^save 'x': result\.nope is not in the outcome$"):
         save(outcome, {"x": "result.nope"}, saved)
 
 
@@ -286,6 +341,13 @@ def test_substitution_leaves_keys_and_non_strings_alone() -> None:
     saved = {"k": "v"}
     assert substitute({"${k}": 1, "n": 2.5, "t": True, "z": None}, saved) == {"${k}": 1, "n": 2.5, "t": True, "z": None}
     assert substitute("$k and {k} and $", saved) == "$k and {k} and $"
+    assert substitute("${}", saved) == "${}"  # an empty name is plain text
+    assert substitute("${}${k}/${k", saved) == "${}v/${k"  # so is a ${ with no } after it
+
+
+def test_spliced_reals_read_like_pythons_repr() -> None:
+    saved = {"r": 1e-05, "big": 1e16, "mid": 9.1e15, "h": 100.0}
+    assert substitute("${r} ${big} ${mid} ${h}", saved) == "1e-05 1e+16 9100000000000000.0 100.0"
 
 
 def test_substitution_reaches_operator_operands() -> None:
@@ -295,7 +357,9 @@ def test_substitution_reaches_operator_operands() -> None:
 
 
 def test_unknown_saved_name_is_a_fixture_error() -> None:
-    with pytest.raises(FixtureError, match=r"unknown saved name \$\{wf\}"):
+    with pytest.raises(FixtureError, match=r"^unknown saved name 'wf'$"):
         substitute({"a": ["x ${wf}"]}, {})
     with pytest.raises(FixtureError):
         substitute("${wf}", {"wff": 1})
+    with pytest.raises(FixtureError, match=r"^unknown saved name 'a\$\{b'$"):  # a name runs to the next }
+        substitute("${a${b}", {"b": 1})

@@ -2,12 +2,14 @@
 
     python3 -m workflow_engine.conformance PATH...
 
-Each PATH is a fixture file or a folder (every ``*.json`` below it, sorted by path). Every
-fixture runs on a fresh engine; one line per fixture, ``PASS name`` or
-``FAIL name: step N (op): what differed``, then ``N passed, N failed``. The exit status is 0
-only when nothing failed.
+Each PATH is a fixture file or a folder (every ``*.json`` below it); all of them run in the
+order of their paths' UTF-8 bytes, each on a fresh engine. One line per fixture, ``PASS name``
+or ``FAIL name: step N (op): what differed``, then ``N passed, N failed``. The exit status is 0
+only when nothing failed, 2 for a usage error (such as a PATH that does not exist).
 
-The pieces (loader, matcher, substitution, save paths) are importable for tests.
+The rules and the wording of every line are those of Tests/Conformance/runner-cases/README.md,
+which the Swift and C runners share. The pieces (loader, checks, matcher, substitution, save
+paths) are importable for tests.
 """
 
 from __future__ import annotations
@@ -23,19 +25,20 @@ import sys
 import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
-from decimal import Decimal
-from pathlib import Path
+from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 from .engine import Engine
-from .errors import WorkflowError, status_name
+from .errors import WorkflowError
 
 TEMPFILE = "$tempfile"
 
 #: Engines abandoned by {"reopen": "crash"}: never closed and never freed, as a killed
 #: process would leave them. Kept here for the life of the process so no finaliser runs.
 _ABANDONED: list[Engine] = []
+
+#: Values in report lines are cut after this many code points (and end in "…").
+SHOW_MAX = 300
 
 
 class _Missing:
@@ -49,64 +52,164 @@ MISSING: Any = _Missing()
 
 
 class FixtureError(Exception):
-    """The fixture itself is malformed (bad operator, unknown saved name, bad path...)."""
+    """The fixture itself is malformed: an invalid fixture, a malformed expectation, an
+    unknown saved name. The message is the report's wording."""
 
 
 # --------------------------------------------------------------------------- loading
 
 
-def fixture_files(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
-    """The fixture files named by ``paths``: files as given, folders expanded to every
-    ``*.json`` below them, sorted by path. FileNotFoundError for a path that does not exist."""
-    found: list[Path] = []
+def fixture_files(paths: Iterable[str | os.PathLike[str]]) -> list[str]:
+    """The fixture files named by ``paths``, sorted by the UTF-8 bytes of their names: files
+    as given, folders expanded to every ``*.json`` file below them, named ``folder/relative``.
+    FileNotFoundError for a path that does not exist (a usage error)."""
+    found: list[str] = []
     for raw in paths:
-        path = Path(raw)
-        if path.is_dir():
-            found.extend(sorted((p for p in path.rglob("*.json") if p.is_file()), key=str))
-        elif path.is_file():
+        path = os.fspath(raw)
+        if os.path.isdir(path):
+            for folder, _, names in os.walk(path, followlinks=True):
+                found.extend(
+                    os.path.join(folder, name)
+                    for name in names
+                    if len(name) > 5 and name.endswith(".json") and os.path.isfile(os.path.join(folder, name))
+                )
+        elif os.path.exists(path):
             found.append(path)
         else:
-            raise FileNotFoundError(f"no such fixture file or folder: {path}")
-    return found
+            raise FileNotFoundError(f"no such file or folder: {path}")
+    return sorted(found, key=lambda p: p.encode("utf-8", errors="surrogateescape"))
 
 
-def load_fixture(path: Path) -> dict[str, Any]:
-    """Parse one fixture file; FixtureError when it is not a fixture object."""
+def load_fixture(path: str | os.PathLike[str]) -> Any:
+    """Parse one fixture file (any JSON; :func:`check_fixture` judges it). FixtureError when it
+    cannot be read or is not JSON (a string holding U+0000, or an integer outside 64 bits, counts
+    as not JSON); a repeated key keeps its last value."""
     try:
-        fixture = json.loads(path.read_text(encoding="utf-8"), parse_constant=_reject_constant)
-    except (OSError, UnicodeDecodeError, ValueError) as error:
-        raise FixtureError(f"cannot read {path}: {error}") from error
-    if not isinstance(fixture, dict) or not isinstance(fixture.get("steps"), list):
-        raise FixtureError(f'{path} is not a fixture: expected an object with a "steps" array')
-    return fixture
+        with open(path, "rb") as file:
+            data = file.read()
+    except OSError as error:
+        raise FixtureError("cannot read the file") from error
+    try:
+        return _reject_nul(json.loads(data.decode("utf-8"), parse_constant=_reject_constant, parse_int=_int64))
+    except (UnicodeDecodeError, ValueError) as error:
+        raise FixtureError(f"not JSON: {error}") from error
 
 
 def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
+def _int64(text: str) -> int:
+    """An integer literal, refused outside 64 bits as the C runner's parser (Jansson) does."""
+    value = int(text)
+    if not -(2**63) <= value < 2**63:
+        raise ValueError(f"integer {text} does not fit in 64 bits")
+    return value
+
+
+def _reject_nul(value: Any) -> Any:
+    """Refuse U+0000 in any string or key, as the C runner's parser (Jansson) does."""
+    if isinstance(value, str) and "\0" in value:
+        raise ValueError("\\u0000 in a string")
+    if isinstance(value, dict):
+        for key, member in value.items():
+            _reject_nul(key)
+            _reject_nul(member)
+    elif isinstance(value, list):
+        for item in value:
+            _reject_nul(item)
+    return value
+
+
+_FIXTURE_KEYS = ("name", "description", "engine", "steps")
+_OP_KEYS = ("op", "args", "expect", "save", "description", "comment")
+_REOPEN_KEYS = ("reopen", "description", "comment")
+
+
+def fixture_name(fixture: Any) -> str | None:
+    """The fixture's name when it is a non-empty string, else None."""
+    name = fixture.get("name") if isinstance(fixture, dict) else None
+    return name if isinstance(name, str) and name else None
+
+
+def check_fixture(fixture: Any) -> None:
+    """Refuse anything outside the format, so a typo ("expct") never passes silently.
+    FixtureError with the first problem, in the order of runner-cases/README.md."""
+    if not isinstance(fixture, dict):
+        raise FixtureError("a fixture must be a JSON object")
+    _only_keys(fixture, _FIXTURE_KEYS, "")
+    if fixture_name(fixture) is None:
+        raise FixtureError("name must be a non-empty string")
+    if "description" in fixture and not isinstance(fixture["description"], str):
+        raise FixtureError("description must be a string")
+    if "engine" in fixture and not isinstance(fixture["engine"], dict):
+        raise FixtureError("engine must be an object")
+    if not isinstance(fixture.get("steps"), list):
+        raise FixtureError("steps must be an array")
+    for number, step in enumerate(fixture["steps"], start=1):
+        _check_step(number, step)
+
+
+def _only_keys(value: dict[str, Any], allowed: tuple[str, ...], at: str) -> None:
+    for key in value:
+        if key not in allowed:
+            raise FixtureError(f"{at}unexpected key '{key}'")
+
+
+def _check_step(number: int, step: Any) -> None:
+    at = f"step {number}: "
+    if not isinstance(step, dict):
+        raise FixtureError(f"{at}must be an object")
+    if ("op" in step) == ("reopen" in step):
+        raise FixtureError(f"{at}needs exactly one of 'op' and 'reopen'")
+    _only_keys(step, _REOPEN_KEYS if "reopen" in step else _OP_KEYS, at)
+    if "op" in step and not (isinstance(step["op"], str) and step["op"]):
+        raise FixtureError(f"{at}op must be a non-empty string")
+    if "reopen" in step and step["reopen"] not in ("clean", "crash"):
+        raise FixtureError(f'{at}reopen must be "clean" or "crash"')
+    for key in ("description", "comment"):
+        if key in step and not isinstance(step[key], str):
+            raise FixtureError(f"{at}{key} must be a string")
+    if "save" not in step:
+        return
+    if not isinstance(step["save"], dict):
+        raise FixtureError(f"{at}save must be an object")
+    for name, path in step["save"].items():
+        if not name:
+            raise FixtureError(f"{at}save names must be non-empty")
+        if not isinstance(path, str):
+            raise FixtureError(f"{at}save '{name}' must be a path string")
+        try:
+            parse_path(path)
+        except FixtureError as error:
+            raise FixtureError(f"{at}save '{name}': {error}") from error
+
+
 # --------------------------------------------------------------------------- rendering
 
 
-def render(value: Any, limit: int = 400) -> str:
-    """A value as compact JSON for messages, shortened past ``limit`` characters."""
+def compact(value: Any) -> str:
+    """Compact JSON: members in order, no spaces, UTF-8 as is, reals as Python's repr."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def render(value: Any, limit: int = SHOW_MAX) -> str:
+    """A value as compact JSON for messages, cut to ``limit`` code points plus "…"."""
     if value is MISSING:
         return "nothing"
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    text = compact(value)
+    return text if len(text) <= limit else text[:limit] + "…"
 
 
 def _key_path(path: str, key: str) -> str:
-    if re.fullmatch(r"[A-Za-z_$][A-Za-z0-9_$-]*", key):
-        return f"{path}.{key}" if path else key
-    return f"{path}[{json.dumps(key, ensure_ascii=False)}]"
+    return f"{path}.{key}" if path else key
 
 
 def _where(path: str) -> str:
-    return path or "(outcome)"
+    return path or "outcome"
 
 
-# --------------------------------------------------------------------------- matching
+# --------------------------------------------------------------------------- checking expectations
 
 
 def is_number(value: Any) -> bool:
@@ -119,24 +222,76 @@ def is_operator(expect: Any) -> bool:
     return isinstance(expect, dict) and bool(expect) and all(k.startswith("$") for k in expect)
 
 
+_OPERATOR_NAMES = ("$contains", "$len", "$any", "$absent", "$approx", "$time", "$tol", "$match", "$not")
+
+
+def check_expectation(expect: Any, path: str = "") -> None:
+    """FixtureError ("malformed expectation: where: why") when ``expect`` is malformed
+    anywhere: under $not, inside $contains items, whatever the outcome holds."""
+    if is_operator(expect):
+        _check_operator(expect, path)
+    elif isinstance(expect, dict):
+        for key, value in expect.items():
+            check_expectation(value, _key_path(path, key))
+    elif isinstance(expect, list):
+        for index, value in enumerate(expect):
+            check_expectation(value, f"{path}[{index}]")
+
+
+def _malformed(path: str, why: str) -> FixtureError:
+    return FixtureError(f"malformed expectation: {_where(path)}: {why}")
+
+
+def _check_operator(expect: dict[str, Any], path: str) -> None:
+    for key in expect:
+        if key not in _OPERATOR_NAMES:
+            raise _malformed(path, f"unknown operator {key}")
+    if "$tol" in expect and "$approx" not in expect and "$time" not in expect:
+        raise _malformed(path, "$tol needs $approx or $time")
+    for key, arg in expect.items():
+        if key in ("$any", "$absent"):
+            if arg is not True:
+                raise _malformed(path, f"{key} takes only true, not {render(arg)}")
+        elif key == "$len":
+            if not is_number(arg) or not math.isfinite(arg) or arg < 0 or arg != math.floor(arg):
+                raise _malformed(path, f"$len takes a non-negative integer, not {render(arg)}")
+        elif key == "$approx":
+            if not is_number(arg):
+                raise _malformed(path, f"$approx takes a number, not {render(arg)}")
+        elif key == "$tol":
+            if not is_number(arg) or arg < 0:
+                raise _malformed(path, f"$tol takes a non-negative number, not {render(arg)}")
+        elif key == "$time":
+            if not isinstance(arg, str) or parse_rfc3339(arg) is None:
+                raise _malformed(path, f"$time takes an RFC 3339 timestamp, not {render(arg)}")
+        elif key == "$match":
+            if not isinstance(arg, str):
+                raise _malformed(path, f"$match takes a string, not {render(arg)}")
+            try:
+                re.compile(arg)
+            except re.error as error:
+                raise _malformed(path, f"$match takes a valid regular expression, not {render(arg)}") from error
+        elif key == "$not":
+            check_expectation(arg, _key_path(path, "$not"))
+        elif key == "$contains":
+            if not isinstance(arg, list):
+                raise _malformed(path, f"$contains takes an array, not {render(arg)}")
+            for index, item in enumerate(arg):
+                check_expectation(item, f"{_key_path(path, '$contains')}[{index}]")
+
+
+# --------------------------------------------------------------------------- matching
+
+
 def mismatch(expect: Any, actual: Any, path: str = "") -> str | None:
     """Why ``actual`` does not match ``expect``, or None when it matches.
 
     ``actual`` is MISSING when the key is not there. The message names the path and both
     values, e.g. ``result.nodes[0].state: expected "queuedRemote", got "ready"``.
-    Raises FixtureError for a malformed operator.
+    Raises FixtureError for a malformed expectation.
     """
-    if is_operator(expect):
-        return _operator_mismatch(expect, actual, path)
-    if actual is MISSING:
-        return f"{_where(path)}: expected {render(expect)}, got nothing"
-    if isinstance(expect, dict):
-        return _object_mismatch(expect, actual, path)
-    if isinstance(expect, list):
-        return _array_mismatch(expect, actual, path)
-    if _scalar_equal(expect, actual):
-        return None
-    return f"{_where(path)}: expected {render(expect)}, got {render(actual)}"
+    check_expectation(expect)
+    return _mismatch(expect, actual, path)
 
 
 def matches(expect: Any, actual: Any) -> bool:
@@ -144,186 +299,135 @@ def matches(expect: Any, actual: Any) -> bool:
     return mismatch(expect, actual) is None
 
 
+def _differs(expect: Any, actual: Any, path: str, note: str = "") -> str:
+    """``path: expected E, got A (note)``, or ``path: missing (expected E)``."""
+    if actual is MISSING:
+        return f"{_where(path)}: missing (expected {render(expect)})"
+    text = f"{_where(path)}: expected {render(expect)}, got {render(actual)}"
+    return f"{text} ({note})" if note else text
+
+
+def _mismatch(expect: Any, actual: Any, path: str) -> str | None:
+    """:func:`mismatch` on a checked expectation."""
+    if is_operator(expect):
+        return _operator_mismatch(expect, actual, path)
+    if actual is MISSING:
+        return _differs(expect, actual, path)
+    if isinstance(expect, dict):
+        if not isinstance(actual, dict):
+            return _differs(expect, actual, path)
+        for key, wanted in expect.items():
+            problem = _mismatch(wanted, actual.get(key, MISSING), _key_path(path, key))
+            if problem:
+                return problem
+        return None
+    if isinstance(expect, list):
+        if not isinstance(actual, list):
+            return _differs(expect, actual, path)
+        if len(actual) != len(expect):
+            return _differs(expect, actual, path, f"expected {len(expect)} elements, got {len(actual)}")
+        for index, (wanted, got) in enumerate(zip(expect, actual, strict=True)):
+            problem = _mismatch(wanted, got, f"{path}[{index}]")
+            if problem:
+                return problem
+        return None
+    return None if _scalar_equal(expect, actual) else _differs(expect, actual, path)
+
+
 def _scalar_equal(expect: Any, actual: Any) -> bool:
     if is_number(expect):
-        return is_number(actual) and expect == actual
+        return is_number(actual) and _numbers_equal(expect, actual)
     if isinstance(expect, bool) or expect is None:
         return type(actual) is type(expect) and actual == expect
     if isinstance(expect, str):
-        return isinstance(actual, str) and actual == expect
-    raise FixtureError(f"cannot match against {render(expect)}")
+        return isinstance(actual, str) and actual == expect  # code points, no normalisation
+    return False
 
 
-def _object_mismatch(expect: dict[str, Any], actual: Any, path: str) -> str | None:
-    if not isinstance(actual, dict):
-        return f"{_where(path)}: expected an object like {render(expect)}, got {render(actual)}"
-    for key, wanted in expect.items():
-        problem = mismatch(wanted, actual.get(key, MISSING), _key_path(path, key))
-        if problem:
-            return problem
-    return None
-
-
-def _array_mismatch(expect: list[Any], actual: Any, path: str) -> str | None:
-    if not isinstance(actual, list):
-        return f"{_where(path)}: expected an array {render(expect)}, got {render(actual)}"
-    if len(actual) != len(expect):
-        return (
-            f"{_where(path)}: expected an array of {len(expect)} elements {render(expect)}, "
-            f"got {len(actual)} elements {render(actual)}"
-        )
-    for index, (wanted, got) in enumerate(zip(expect, actual, strict=True)):
-        problem = mismatch(wanted, got, f"{path}[{index}]")
-        if problem:
-            return problem
-    return None
+def _numbers_equal(a: int | float, b: int | float) -> bool:
+    """Integers exactly, anything with a real as doubles (as the C and Swift runners)."""
+    if isinstance(a, int) and isinstance(b, int):
+        return a == b
+    try:
+        return float(a) == float(b)
+    except OverflowError:
+        return False
 
 
 # --------------------------------------------------------------------------- operators
 
 
 def _operator_mismatch(expect: dict[str, Any], actual: Any, path: str) -> str | None:
-    """All operators of ``expect`` must hold ("$tol" only modifies "$approx" / "$time")."""
-    unknown = [k for k in expect if k not in _OPERATORS and k != "$tol"]
-    if unknown:
-        raise FixtureError(f"{_where(path)}: unknown operator {unknown[0]}")
-    if "$tol" in expect and "$approx" not in expect and "$time" not in expect:
-        raise FixtureError(f"{_where(path)}: $tol needs $approx or $time")
-    for key in expect:
+    """All operators of ``expect`` must hold, in written order ("$tol" only qualifies)."""
+    for key, arg in expect.items():
         if key == "$tol":
             continue
-        if actual is MISSING and key not in ("$absent", "$not"):
-            return f"{_where(path)}: expected {render(expect)}, got nothing"
-        problem = _OPERATORS[key](expect, actual, path)
-        if problem:
-            return problem
+        if key == "$absent":
+            if actual is not MISSING and actual is not None:
+                return _differs(expect, actual, path)
+            continue
+        if key == "$not":
+            if _mismatch(arg, actual, path) is None:
+                return _differs(expect, actual, path)
+            continue
+        if actual is MISSING:  # the other operators need a value
+            return _differs(expect, actual, path)
+        problem = _OPERATORS[key](expect, arg, actual)
+        if problem is not None:
+            return _differs(expect, actual, path, problem)
     return None
 
 
-def _op_any(expect: dict[str, Any], actual: Any, path: str) -> str | None:
-    if expect["$any"] is not True:
-        raise FixtureError(f"{_where(path)}: $any takes true, not {render(expect['$any'])}")
+# Each returns None when the operator holds, else the note of the message ("" for none).
+
+
+def _op_any(expect: dict[str, Any], arg: Any, actual: Any) -> str | None:
     return None  # presence was checked by the caller
 
 
-def _op_absent(expect: dict[str, Any], actual: Any, path: str) -> str | None:
-    if expect["$absent"] is not True:
-        raise FixtureError(f"{_where(path)}: $absent takes true, not {render(expect['$absent'])}")
-    if actual is MISSING or actual is None:
-        return None
-    return f"{_where(path)}: expected nothing (absent or null), got {render(actual)}"
-
-
-def _op_not(expect: dict[str, Any], actual: Any, path: str) -> str | None:
-    if mismatch(expect["$not"], actual, path) is None:
-        return f"{_where(path)}: expected anything but {render(expect['$not'])}, got {render(actual)}"
-    return None
-
-
-def _op_len(expect: dict[str, Any], actual: Any, path: str) -> str | None:
-    wanted = expect["$len"]
-    if not is_number(wanted) or wanted < 0 or (isinstance(wanted, float) and not wanted.is_integer()):
-        raise FixtureError(f"{_where(path)}: $len takes a count, not {render(wanted)}")
-    wanted = int(wanted)
+def _op_len(expect: dict[str, Any], arg: Any, actual: Any) -> str | None:
     if not isinstance(actual, (list, dict, str)):
-        return f"{_where(path)}: expected an array, object or string of length {wanted}, got {render(actual)}"
-    if len(actual) != wanted:  # len(str) counts code points
-        return f"{_where(path)}: expected length {wanted}, got length {len(actual)}: {render(actual)}"
-    return None
+        return "not an array, object or string"
+    return None if len(actual) == arg else f"length {len(actual)}"  # len(str) counts code points
 
 
-def _tolerance(expect: dict[str, Any], default: float, path: str) -> float:
-    tol = expect.get("$tol", default)
-    if not is_number(tol) or tol < 0:
-        raise FixtureError(f"{_where(path)}: $tol takes a non-negative number, not {render(tol)}")
-    return float(tol)
-
-
-def _op_approx(expect: dict[str, Any], actual: Any, path: str) -> str | None:
-    target = expect["$approx"]
-    if not is_number(target):
-        raise FixtureError(f"{_where(path)}: $approx takes a number, not {render(target)}")
-    tol = _tolerance(expect, 1e-9, path)
+def _op_approx(expect: dict[str, Any], arg: Any, actual: Any) -> str | None:
     if not is_number(actual):
-        return f"{_where(path)}: expected a number near {render(target)}, got {render(actual)}"
+        return "not a number"
+    target, tol, value = float(arg), float(expect.get("$tol", 1e-9)), float(actual)
     bound = tol if target == 0 else tol * abs(target)
-    if math.isfinite(actual) and abs(actual - target) <= bound:
-        return None
-    return f"{_where(path)}: expected {render(target)} within relative {tol:g}, got {render(actual)}"
+    return None if abs(value - target) <= bound else ""
 
 
-_RFC3339 = re.compile(r"(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-]\d{2}:\d{2})")
-
-
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
-
-
-def parse_rfc3339(text: str) -> Decimal | None:
-    """Exact seconds since the epoch for an RFC 3339 timestamp, or None if it is not one."""
-    match = _RFC3339.fullmatch(text)
-    if not match:
-        return None
-    year, month, day, hour, minute, second = (int(g) for g in match.groups()[:6])
-    fraction = Decimal(match.group(7) or 0)
-    zone = match.group(8)
-    offset = (
-        timedelta(0)
-        if zone in ("Z", "z")
-        else ((1 if zone[0] == "+" else -1) * timedelta(hours=int(zone[1:3]), minutes=int(zone[4:6])))
-    )
-    leap = 1 if second == 60 else 0
-    try:
-        moment = datetime(year, month, day, hour, minute, second - leap, tzinfo=timezone(offset))
-    except ValueError:
-        return None
-    return (moment - _EPOCH) // timedelta(seconds=1) + leap + fraction
-
-
-def _op_time(expect: dict[str, Any], actual: Any, path: str) -> str | None:
-    target_text = expect["$time"]
-    target = parse_rfc3339(target_text) if isinstance(target_text, str) else None
-    if target is None:
-        raise FixtureError(f"{_where(path)}: $time takes an RFC 3339 timestamp, not {render(target_text)}")
-    tol = Decimal(repr(_tolerance(expect, 0, path)))
+def _op_time(expect: dict[str, Any], arg: Any, actual: Any) -> str | None:
     got = parse_rfc3339(actual) if isinstance(actual, str) else None
     if got is None:
-        return f"{_where(path)}: expected a timestamp near {render(target_text)}, got {render(actual)}"
-    if abs(got - target) <= tol:
-        return None
-    return f"{_where(path)}: expected {render(target_text)} within {tol:g} s, got {render(actual)}"
+        return "not an RFC 3339 timestamp"
+    target = parse_rfc3339(arg)
+    assert target is not None  # checked
+    # The tolerance in whole nanoseconds, rounded half away from zero as C's round().
+    limit = Decimal(float(expect.get("$tol", 0)) * 1e9).to_integral_value(rounding=ROUND_HALF_UP)
+    return None if limit >= 2**63 or abs(got - target) <= limit else ""
 
 
-def _op_match(expect: dict[str, Any], actual: Any, path: str) -> str | None:
-    pattern = expect["$match"]
-    try:
-        compiled = re.compile(pattern) if isinstance(pattern, str) else None
-    except re.error as error:
-        raise FixtureError(f"{_where(path)}: bad $match pattern {render(pattern)}: {error}") from error
-    if compiled is None:
-        raise FixtureError(f"{_where(path)}: $match takes a string, not {render(pattern)}")
-    if isinstance(actual, str) and compiled.search(actual):
-        return None
-    return f"{_where(path)}: expected a string matching {render(pattern)}, got {render(actual)}"
+def _op_match(expect: dict[str, Any], arg: Any, actual: Any) -> str | None:
+    if not isinstance(actual, str):
+        return "not a string"
+    return None if re.search(arg, actual) else ""
 
 
-def _op_contains(expect: dict[str, Any], actual: Any, path: str) -> str | None:
-    wanted = expect["$contains"]
-    if not isinstance(wanted, list):
-        raise FixtureError(f"{_where(path)}: $contains takes an array, not {render(wanted)}")
+def _op_contains(expect: dict[str, Any], arg: Any, actual: Any) -> str | None:
     if not isinstance(actual, list):
-        return f"{_where(path)}: expected an array containing {render(wanted)}, got {render(actual)}"
-    candidates = [[j for j, got in enumerate(actual) if mismatch(w, got) is None] for w in wanted]
-    unmatched = _unassigned(candidates)
-    if unmatched is None:
-        return None
-    if not candidates[unmatched]:
-        return f"{_where(path)}: expected an element matching {render(wanted[unmatched])}, got {render(actual)}"
-    return f"{_where(path)}: expected {len(wanted)} different elements matching {render(wanted)}, got {render(actual)}"
+        return "not an array"
+    candidates = [[j for j, got in enumerate(actual) if _mismatch(item, got, "") is None] for item in arg]
+    for index, fits in enumerate(candidates):
+        if not fits:
+            return f"no element matches $contains[{index}]"
+    return None if _assignable(candidates) else "no distinct element for each item"
 
 
-def _unassigned(candidates: list[list[int]]) -> int | None:
-    """Give each expectation a different element (bipartite matching, augmenting paths);
-    the index of an expectation left without one, or None when all are assigned."""
+def _assignable(candidates: list[list[int]]) -> bool:
+    """Whether each item can have a different element (bipartite matching, augmenting paths)."""
     owner: dict[int, int] = {}
 
     def assign(i: int, seen: set[int]) -> bool:
@@ -336,16 +440,11 @@ def _unassigned(candidates: list[list[int]]) -> int | None:
                 return True
         return False
 
-    for i in sorted(range(len(candidates)), key=lambda k: len(candidates[k])):
-        if not assign(i, set()):
-            return i
-    return None
+    return all(assign(i, set()) for i in range(len(candidates)))
 
 
 _OPERATORS = {
     "$any": _op_any,
-    "$absent": _op_absent,
-    "$not": _op_not,
     "$len": _op_len,
     "$approx": _op_approx,
     "$time": _op_time,
@@ -353,11 +452,51 @@ _OPERATORS = {
     "$contains": _op_contains,
 }
 
+_RFC3339 = re.compile(
+    r"([0-9]{4})-([0-9]{2})-([0-9]{2})[Tt]([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]+))?([Zz]|[+-][0-9]{2}:[0-9]{2})"
+)
+_DAYS_IN_MONTH = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+
+
+def parse_rfc3339(text: str) -> int | None:
+    """Nanoseconds since the epoch of an RFC 3339 timestamp, or None if it is not one.
+
+    ``YYYY-MM-DDTHH:MM:SS[.fraction](Z|+HH:MM|-HH:MM)``, ``T`` and ``Z`` in either case, a real
+    date, seconds 00-59; fraction digits after the ninth are ignored."""
+    match = _RFC3339.fullmatch(text)
+    if not match:
+        return None
+    year, month, day, hour, minute, second = (int(g) for g in match.groups()[:6])
+    leap = year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
+    if not 1 <= month <= 12 or not 1 <= day <= (29 if month == 2 and leap else _DAYS_IN_MONTH[month - 1]):
+        return None
+    if hour > 23 or minute > 59 or second > 59:
+        return None
+    zone = match.group(8)
+    offset = 0
+    if zone not in ("Z", "z"):
+        hours, minutes = int(zone[1:3]), int(zone[4:6])
+        if hours > 23 or minutes > 59:
+            return None
+        offset = (hours * 3600 + minutes * 60) * (1 if zone[0] == "+" else -1)
+    fraction = int((match.group(7) or "")[:9].ljust(9, "0"))
+    seconds = _days_from_civil(year, month, day) * 86400 + hour * 3600 + minute * 60 + second - offset
+    return seconds * 1_000_000_000 + fraction
+
+
+def _days_from_civil(year: int, month: int, day: int) -> int:
+    """Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's algorithm)."""
+    year -= month <= 2
+    era = year // 400
+    yoe = year - era * 400
+    doy = (153 * (month + (-3 if month > 2 else 9)) + 2) // 5 + day - 1
+    doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
+    return era * 146097 + doe - 719468
+
 
 # --------------------------------------------------------------------------- save and substitute
 
-_PLACEHOLDER = re.compile(r"\$\{([^{}]*)\}")
-_SEGMENT = re.compile(r"([^.\[\]]+)?((?:\[\d+\])*)")
+_SEGMENT = re.compile(r"([^.\[\]]+)((?:\[[0-9]+\])*)")
 
 
 def parse_path(path: str) -> list[str | int]:
@@ -365,35 +504,32 @@ def parse_path(path: str) -> list[str | int]:
     steps: list[str | int] = []
     for piece in path.split("."):
         match = _SEGMENT.fullmatch(piece)
-        if not piece or not match or (match.group(1) is None and not steps):
-            raise FixtureError(f"bad path {path!r}")
-        if match.group(1) is not None:
-            steps.append(match.group(1))
-        steps.extend(int(i) for i in re.findall(r"\[(\d+)\]", match.group(2)))
+        if not match:
+            raise FixtureError(f"bad path '{path}'")
+        steps.append(match.group(1))
+        steps.extend(int(i) for i in re.findall(r"\[([0-9]+)\]", match.group(2)))
     return steps
 
 
 def lookup(value: Any, path: str) -> Any:
-    """The value at a dotted path with ``[i]`` indices; FixtureError if it is not there."""
+    """The value at a dotted path with ``[i]`` indices; MISSING if it is not there."""
     for step in parse_path(path):
-        if not _holds(value, step):
-            raise FixtureError(f"{path} is not in the outcome")
+        if isinstance(step, int):
+            if not (isinstance(value, list) and step < len(value)):
+                return MISSING
+        elif not (isinstance(value, dict) and step in value):
+            return MISSING
         value = value[step]
     return value
-
-
-def _holds(container: Any, step: str | int) -> bool:
-    if isinstance(step, int):
-        return isinstance(container, list) and step < len(container)
-    return isinstance(container, dict) and step in container
 
 
 def substitute(value: Any, saved: dict[str, Any]) -> Any:
     """Replace ``${name}`` in the string values of ``value`` (not in keys), recursively.
 
-    A string that is exactly ``${name}`` becomes the saved value with its type; inside a
-    longer string the value is spliced in as text (strings verbatim, others as compact
-    JSON). An unknown name is a FixtureError.
+    A reference runs from ``${`` to the next ``}``. A string that is exactly one reference
+    becomes the saved value with its type; inside a longer string the value is spliced in
+    as text (strings verbatim, others as compact JSON). ``${}`` and a ``${`` with no ``}``
+    are plain text. An unknown name is a FixtureError.
     """
     if isinstance(value, dict):
         return {k: substitute(v, saved) for k, v in value.items()}
@@ -401,33 +537,44 @@ def substitute(value: Any, saved: dict[str, Any]) -> Any:
         return [substitute(v, saved) for v in value]
     if not isinstance(value, str):
         return value
-    whole = _PLACEHOLDER.fullmatch(value)
-    if whole:
-        return copy.deepcopy(_saved(saved, whole.group(1)))
-    return _PLACEHOLDER.sub(lambda m: _as_text(_saved(saved, m.group(1))), value)
+    references = _references(value)
+    if len(references) == 1 and references[0][1:] == (0, len(value)):
+        return copy.deepcopy(_saved(saved, references[0][0]))
+    out, cursor = [], 0
+    for name, start, end in references:
+        found = _saved(saved, name)
+        out += [value[cursor:start], found if isinstance(found, str) else compact(found)]
+        cursor = end
+    return "".join(out) + value[cursor:]
+
+
+def _references(text: str) -> list[tuple[str, int, int]]:
+    """Every ``${name}`` of ``text`` as (name, start, end); ``${}`` is skipped."""
+    found: list[tuple[str, int, int]] = []
+    at = text.find("${")
+    while at >= 0:
+        close = text.find("}", at + 2)
+        if close < 0:
+            break
+        if close > at + 2:
+            found.append((text[at + 2 : close], at, close + 1))
+        at = text.find("${", close + 1)
+    return found
 
 
 def _saved(saved: dict[str, Any], name: str) -> Any:
     if name not in saved:
-        raise FixtureError(f"unknown saved name ${{{name}}}")
+        raise FixtureError(f"unknown saved name '{name}'")
     return saved[name]
 
 
-def _as_text(value: Any) -> str:
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-
-
-def save(outcome: dict[str, Any], spec: Any, saved: dict[str, Any]) -> None:
-    """Store each ``name: path`` of a step's ``save`` from ``outcome`` into ``saved``."""
-    if not isinstance(spec, dict):
-        raise FixtureError(f"save must map names to paths, not {render(spec)}")
+def save(outcome: dict[str, Any], spec: dict[str, str], saved: dict[str, Any]) -> None:
+    """Store each ``name: path`` of a step's (checked) ``save`` from ``outcome`` into ``saved``."""
     for name, path in spec.items():
-        if not isinstance(path, str):
-            raise FixtureError(f"save {name}: the path must be a string, not {render(path)}")
-        try:
-            saved[name] = copy.deepcopy(lookup(outcome, path))
-        except FixtureError as error:
-            raise FixtureError(f"save {name}: {error}") from error
+        value = lookup(outcome, path)
+        if value is MISSING:
+            raise FixtureError(f"save '{name}': {path} is not in the outcome")
+        saved[name] = copy.deepcopy(value)
 
 
 # --------------------------------------------------------------------------- running
@@ -443,7 +590,9 @@ class FixtureResult:
 
     @property
     def line(self) -> str:
-        return f"PASS {self.name}" if self.passed else f"FAIL {self.name}: {self.detail}"
+        """``PASS name`` or ``FAIL name: detail``; line feeds as ``\n``, returns as ``\r``."""
+        text = f"PASS {self.name}" if self.passed else f"FAIL {self.name}: {self.detail}"
+        return text.replace("\n", "\\n").replace("\r", "\\r")
 
 
 class _StepFailure(Exception):
@@ -454,13 +603,21 @@ class _StepFailure(Exception):
 def outcome_of(engine: Engine, op: str, args: Any) -> dict[str, Any]:
     """Call ``op`` and describe what came back as a FORMAT.md outcome.
 
-    ``args`` None (a JSON null) means no arguments, as NULL does in C.
+    ``args`` that is not an object goes to the engine as JSON text (``wf_call_text``), which
+    names it ``args_json`` in its refusal; the outcome names it ``args``, as ``wf_call`` (the C
+    runner) and the Swift runner do, so the three hosts report the same outcome.
     """
     try:
         if args is None or isinstance(args, dict):
             result = engine.call(op, args)
-        else:  # not an object: let the engine judge the JSON, as the C runner would
-            result = engine.call_json(op, json.dumps(args))
+        else:
+            try:
+                result = engine.call_json(op, json.dumps(args))
+            except WorkflowError as error:
+                if error.code == "invalidArgument" and error.details == {"argument": "args_json"}:
+                    error.message = "args" + error.message.removeprefix("args_json")
+                    error.details = {"argument": "args"}
+                raise
     except WorkflowError as error:
         return {
             "ok": False,
@@ -471,74 +628,63 @@ def outcome_of(engine: Engine, op: str, args: Any) -> dict[str, Any]:
 
 def _error_note(outcome: dict[str, Any]) -> str:
     error = outcome["error"]
-    return f"{status_name(error['status'])} {error['code']}: {error['message']}"
+    return f"{error['code']}: {error['message']}"
 
 
-def _check_outcome(step: dict[str, Any], outcome: dict[str, Any], saved: dict[str, Any]) -> str | None:
-    """What is wrong with an op step's outcome, or None."""
-    if "expect" not in step:
-        return None if outcome["ok"] else f"failed unexpectedly: {_error_note(outcome)}"
-    problem = mismatch(substitute(step["expect"], saved), outcome)
-    if problem and not outcome["ok"] and not problem.startswith("error"):
-        problem += f" (the call failed: {_error_note(outcome)})"
-    return problem
+_NO_EXPECT: Any = object()
 
 
-_FIXTURE_KEYS = frozenset({"name", "description", "engine", "steps"})
-_STEP_KEYS = frozenset({"op", "args", "expect", "save", "reopen", "description", "comment"})
-
-
-def _check_step(number: int, step: Any) -> None:
-    """Refuse a malformed step, so a typo ("expected") never passes silently."""
-    if not isinstance(step, dict):
-        raise _StepFailure(number, "?", "a step must be an object")
-    unknown = sorted(set(step) - _STEP_KEYS)
-    if unknown:
-        raise _StepFailure(number, _label(step), f"malformed step: unknown key {render(unknown[0])}")
-    if ("op" in step) == ("reopen" in step):
-        raise _StepFailure(number, _label(step), 'a step needs exactly one of "op" and "reopen"')
-    if "reopen" in step and {"args", "expect", "save"} & set(step):
-        raise _StepFailure(number, "reopen", "a reopen step takes no args, expect or save")
+def _check_outcome(expect: Any, outcome: dict[str, Any]) -> str | None:
+    """What is wrong with an op step's outcome, or None (``expect`` is checked)."""
+    if expect is _NO_EXPECT:
+        return None if outcome["ok"] else f"unexpected error {_error_note(outcome)}"
+    # A wrong "ok" says more than any detail under it: report it first, with the error or result.
+    wanted = expect.get("ok") if isinstance(expect, dict) else None
+    if isinstance(wanted, bool) and wanted != outcome["ok"]:
+        if wanted:
+            return f"ok: expected true, got false ({_error_note(outcome)})"
+        return f"ok: expected false, got true (result {render(outcome['result'])})"
+    return _mismatch(expect, outcome, "")
 
 
 class _Run:
     """One fixture being replayed: its config, its live engine, its saved values."""
 
     def __init__(self, fixture: dict[str, Any]) -> None:
-        self.config, self.store = _engine_config(fixture.get("engine"))
+        self.config, self.store = _engine_config(fixture.get("engine", {}))
         self.saved: dict[str, Any] = {}
         self.engine: Engine | None = None
 
-    def open(self, number: int, label: str) -> None:
+    def open(self, context: str) -> None:
+        """Open the engine; on failure raise ``context`` + "code: message"."""
         try:
             self.engine = Engine(self.config)
         except WorkflowError as error:
             self.engine = None
-            raise _StepFailure(
-                number, label, f"cannot open the engine: {status_name(error.status)} {error.code}: {error.message}"
-            ) from error
+            raise FixtureError(f"{context}{error.code}: {error.message}") from error
 
-    def reopen(self, number: int, how: Any) -> None:
-        if how == "clean":
-            if self.engine is not None:
+    def reopen(self, number: int, how: str) -> None:
+        if self.engine is not None:
+            if how == "clean":
                 self.engine.close()
-        elif how == "crash":
-            if self.engine is not None:
+            else:
                 _ABANDONED.append(self.engine)  # neither closed nor freed, ever
-        else:
-            raise _StepFailure(number, "reopen", f"unknown reopen mode {render(how)}")
         self.engine = None
-        self.open(number, "reopen")
+        try:
+            self.open("reopening the engine: ")
+        except FixtureError as error:
+            raise _StepFailure(number, "reopen", str(error)) from error
 
     def op_step(self, number: int, step: dict[str, Any]) -> None:
         op = step["op"]
-        if not isinstance(op, str):
-            raise _StepFailure(number, "?", f"op must be a string, not {render(op)}")
         try:
-            args = substitute(step.get("args", {}), self.saved)
+            args = substitute(step.get("args"), self.saved)
+            expect = substitute(step["expect"], self.saved) if "expect" in step else _NO_EXPECT
+            if expect is not _NO_EXPECT:
+                check_expectation(expect)
             assert self.engine is not None
             outcome = outcome_of(self.engine, op, args)
-            problem = _check_outcome(step, outcome, self.saved)
+            problem = _check_outcome(expect, outcome)
             if problem is None and "save" in step:
                 save(outcome, step["save"], self.saved)
         except FixtureError as error:
@@ -546,8 +692,7 @@ class _Run:
         if problem:
             raise _StepFailure(number, op, problem)
 
-    def step(self, number: int, step: Any) -> None:
-        _check_step(number, step)
+    def step(self, number: int, step: dict[str, Any]) -> None:
         if "reopen" in step:
             self.reopen(number, step["reopen"])
         else:
@@ -564,12 +709,8 @@ class _Run:
                     os.unlink(self.store + suffix)
 
 
-def _engine_config(config: Any) -> tuple[dict[str, Any] | None, str | None]:
+def _engine_config(config: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
     """The fixture's engine config with a "$tempfile" store made real, and that path."""
-    if config is None:
-        return None, None
-    if not isinstance(config, dict):
-        raise FixtureError(f"engine must be an object, not {render(config)}")
     config = copy.deepcopy(config)
     if config.get("store") != TEMPFILE:
         return config, None
@@ -580,37 +721,31 @@ def _engine_config(config: Any) -> tuple[dict[str, Any] | None, str | None]:
     return config, path
 
 
-def _label(step: Any) -> str:
-    op = step.get("op") if isinstance(step, dict) else None
-    if isinstance(op, str):
-        return op
-    return "reopen" if isinstance(step, dict) and "reopen" in step else "?"
-
-
-def _guarded_step(run: _Run, number: int, step: Any) -> None:
+def _guarded_step(run: _Run, number: int, step: dict[str, Any]) -> None:
     """One step; a bug in the runner or binding fails the fixture instead of the run."""
     try:
         run.step(number, step)
     except _StepFailure:
         raise
     except Exception as error:  # reported, with its type, as the step's failure
-        raise _StepFailure(number, _label(step), f"runner error: {type(error).__name__}: {error}") from error
+        label = step["op"] if "op" in step else "reopen"
+        raise _StepFailure(number, label, f"runner error: {type(error).__name__}: {error}") from error
 
 
-def run_fixture(fixture: dict[str, Any], default_name: str = "fixture") -> FixtureResult:
-    """Replay one parsed fixture on a fresh engine; ``default_name`` names it when it has
-    no "name"."""
-    given = fixture.get("name")
-    name = given if isinstance(given, str) else default_name
-    unknown = sorted(set(fixture) - _FIXTURE_KEYS)
-    if unknown:
-        return FixtureResult(name, False, f"malformed fixture: unknown key {render(unknown[0])}")
+def run_fixture(fixture: Any, default_name: str = "fixture") -> FixtureResult:
+    """Check one parsed fixture, then replay it on a fresh engine. An invalid fixture is
+    reported under its name, or ``default_name`` (its path) when it has none."""
     try:
-        run = _Run(fixture)
+        check_fixture(fixture)
     except FixtureError as error:
-        return FixtureResult(name, False, str(error))
+        return FixtureResult(fixture_name(fixture) or default_name, False, f"invalid fixture: {error}")
+    name = fixture["name"]
+    run = _Run(fixture)
     try:
-        run.open(0, "open")
+        try:
+            run.open("opening the engine: ")
+        except FixtureError as error:
+            return FixtureResult(name, False, str(error))
         for number, step in enumerate(fixture["steps"], start=1):
             _guarded_step(run, number, step)
     except _StepFailure as failure:
@@ -620,35 +755,35 @@ def run_fixture(fixture: dict[str, Any], default_name: str = "fixture") -> Fixtu
     return FixtureResult(name, True)
 
 
-def run_file(path: Path) -> FixtureResult:
+def run_file(path: str | os.PathLike[str]) -> FixtureResult:
     """Load and replay one fixture file."""
     try:
         fixture = load_fixture(path)
     except FixtureError as error:
-        return FixtureResult(str(path), False, str(error))
-    return run_fixture(fixture, default_name=str(path))
+        return FixtureResult(os.fspath(path), False, f"invalid fixture: {error}")
+    return run_fixture(fixture, default_name=os.fspath(path))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """The command line: run every fixture named, print the report, return the exit status."""
     parser = argparse.ArgumentParser(
-        prog="python3 -m workflow_engine.conformance", description="Replay workflow engine conformance fixtures."
+        prog="python3 -m workflow_engine.conformance",
+        description="Replay workflow engine conformance fixtures, sorted by path.",
     )
-    parser.add_argument("paths", nargs="+", metavar="PATH", help="fixture file or folder")
+    parser.add_argument("paths", nargs="+", metavar="PATH", help="fixture file or folder (every *.json below it)")
     options = parser.parse_args(argv)
-    results: list[FixtureResult] = []
-    for raw in options.paths:
-        try:
-            files = fixture_files([raw])
-        except FileNotFoundError as error:
-            results.append(FixtureResult(str(raw), False, str(error)))
-            print(results[-1].line, flush=True)
-            continue
-        for path in files:
-            results.append(run_file(path))
-            print(results[-1].line, flush=True)
-    failed = sum(1 for r in results if not r.passed)
-    print(f"{len(results) - failed} passed, {failed} failed")
+    try:
+        files = fixture_files(options.paths)
+    except FileNotFoundError as error:
+        parser.print_usage(sys.stderr)
+        print(f"{parser.prog}: {error}", file=sys.stderr)
+        return 2
+    failed = 0
+    for path in files:
+        result = run_file(path)
+        failed += not result.passed
+        print(result.line, flush=True)
+    print(f"{len(files) - failed} passed, {failed} failed")
     return 0 if failed == 0 else 1
 
 
