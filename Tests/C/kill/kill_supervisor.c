@@ -1,0 +1,256 @@
+/*
+ * kill-supervisor -- launches kill-driver, SIGKILLs it at random moments,
+ * relaunches it on the same store, and checks the store once the workflow is
+ * done.
+ *
+ *   kill-supervisor --driver PATH --dir DIR [--kills N] [--seed S]
+ *                   [--min-ms A] [--max-ms B] [--timeout S] [--keep]
+ *
+ * Rounds: each round is a fresh store DIR/round-NNN.sqlite and a fresh
+ * 50-node workflow built from seed S*1000+NNN. The driver is launched, and
+ * unless N kills have been made already, killed after a random delay (uniform
+ * in [A, B] ms, default 2 to 40 ms, from a PRNG seeded with S), then launched
+ * again, until it finishes by itself (exit 0). Then `kill-driver check`
+ * verifies the store. Rounds follow one another until N kills (default 50)
+ * have been made; the round during which the N-th kill lands is then let
+ * finish without kills, and checked.
+ *
+ * A driver that exits with anything but 0 (a broken rule: 10), a check that
+ * fails, or a launch that does not finish within the timeout (default 120 s)
+ * stops everything: the files stay in DIR for a post-mortem and the exit
+ * status is 1. On success the round files are removed, unless --keep.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char *g_driver;
+static const char *g_dir;
+
+static uint64_t next_random(uint64_t *state) {
+    uint64_t z = (*state += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
+static double now_seconds(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static void sleep_us(long us) {
+    struct timespec t = {us / 1000000, (us % 1000000) * 1000};
+    while (nanosleep(&t, &t) != 0 && errno == EINTR) {
+    }
+}
+
+/* Launches `kill-driver MODE --store STORE --seed SEED`, output appended to OUT. */
+static pid_t launch(const char *mode, const char *store, unsigned long long seed, const char *out) {
+    char seed_text[32];
+    snprintf(seed_text, sizeof seed_text, "%llu", seed);
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid < 0) {
+        perror("kill-supervisor: fork");
+        exit(1);
+    }
+    if (pid == 0) {
+        int fd = open(out, O_WRONLY | O_CREAT | O_APPEND, 0644);
+        if (fd >= 0) {
+            dup2(fd, 1);
+            dup2(fd, 2);
+            close(fd);
+        }
+        execl(g_driver, g_driver, mode, "--store", store, "--seed", seed_text, (char *)NULL);
+        perror("kill-supervisor: exec");
+        _exit(127);
+    }
+    return pid;
+}
+
+/* Waits for `pid` up to `timeout` seconds; returns its wait status, or -1 on timeout (then kills it). */
+static int wait_for(pid_t pid, double timeout) {
+    double deadline = now_seconds() + timeout;
+    for (;;) {
+        int status;
+        pid_t r = waitpid(pid, &status, WNOHANG);
+        if (r == pid) return status;
+        if (r < 0 && errno != EINTR) {
+            perror("kill-supervisor: waitpid");
+            exit(1);
+        }
+        if (now_seconds() > deadline) {
+            kill(pid, SIGKILL);
+            waitpid(pid, &status, 0);
+            return -1;
+        }
+        sleep_us(1000);
+    }
+}
+
+static void print_tail(const char *path) {
+    FILE *f = fopen(path, "r");
+    if (!f) return;
+    char lines[20][1024];
+    int count = 0;
+    while (fgets(lines[count % 20], sizeof lines[0], f)) count++;
+    fclose(f);
+    fprintf(stderr, "---- last lines of %s ----\n", path);
+    for (int i = count > 20 ? count - 20 : 0; i < count; i++) fputs(lines[i % 20], stderr);
+    fprintf(stderr, "----\n");
+}
+
+static void describe(int status, char *out, size_t size) {
+    if (status == -1) {
+        snprintf(out, size, "did not finish in time");
+    } else if (WIFEXITED(status)) {
+        snprintf(out, size, "exited with %d", WEXITSTATUS(status));
+    } else if (WIFSIGNALED(status)) {
+        snprintf(out, size, "died of signal %d", WTERMSIG(status));
+    } else {
+        snprintf(out, size, "status %d", status);
+    }
+}
+
+static void remove_round_files(const char *store) {
+    static const char *const suffixes[] = {"", "-wal", "-shm", "-journal", ".jobs", ".jobs.tmp", ".log", ".out"};
+    char path[4200];
+    for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++) {
+        snprintf(path, sizeof path, "%s%s", store, suffixes[i]);
+        unlink(path);
+    }
+}
+
+static void usage(void) {
+    fprintf(stderr, "usage: kill-supervisor --driver PATH --dir DIR [--kills N] [--seed S] [--min-ms A] [--max-ms B]"
+                    " [--timeout SECONDS] [--keep]\n");
+    exit(2);
+}
+
+int main(int argc, char **argv) {
+    long kills_wanted = 50;
+    unsigned long long seed = 1;
+    double min_ms = 2, max_ms = 40, timeout = 120;
+    int keep = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        int has_value = i + 1 < argc;
+        if (strcmp(a, "--driver") == 0 && has_value) {
+            g_driver = argv[++i];
+        } else if (strcmp(a, "--dir") == 0 && has_value) {
+            g_dir = argv[++i];
+        } else if (strcmp(a, "--kills") == 0 && has_value) {
+            kills_wanted = atol(argv[++i]);
+        } else if (strcmp(a, "--seed") == 0 && has_value) {
+            seed = strtoull(argv[++i], NULL, 10);
+        } else if (strcmp(a, "--min-ms") == 0 && has_value) {
+            min_ms = atof(argv[++i]);
+        } else if (strcmp(a, "--max-ms") == 0 && has_value) {
+            max_ms = atof(argv[++i]);
+        } else if (strcmp(a, "--timeout") == 0 && has_value) {
+            timeout = atof(argv[++i]);
+        } else if (strcmp(a, "--keep") == 0) {
+            keep = 1;
+        } else {
+            usage();
+        }
+    }
+    if (!g_driver || !g_dir || kills_wanted < 0 || min_ms < 0 || max_ms < min_ms) usage();
+    if (mkdir(g_dir, 0755) != 0 && errno != EEXIST) {
+        perror("kill-supervisor: mkdir");
+        return 1;
+    }
+    setvbuf(stdout, NULL, _IOLBF, 0);
+
+    uint64_t rng = seed;
+    long kills = 0, launches = 0;
+    int rounds = 0;
+    double started = now_seconds();
+    printf("kill-supervisor: %ld kills wanted, delays %.1f-%.1f ms, seed %llu, files in %s\n", kills_wanted, min_ms,
+           max_ms, seed, g_dir);
+
+    for (;; rounds++) {
+        char store[4096], out[4200];
+        unsigned long long round_seed = seed * 1000ULL + (unsigned long long)rounds;
+        snprintf(store, sizeof store, "%s/round-%03d.sqlite", g_dir, rounds);
+        snprintf(out, sizeof out, "%s.out", store);
+        remove_round_files(store);
+        long round_kills = 0;
+        double round_started = now_seconds();
+
+        for (;;) {
+            pid_t pid = launch("run", store, round_seed, out);
+            launches++;
+            int status;
+            if (kills < kills_wanted) {
+                long delay_us = (long)(min_ms * 1000 + (double)(next_random(&rng) % 1000001ULL) / 1e6 * (max_ms - min_ms) * 1000);
+                double deadline = now_seconds() + delay_us / 1e6;
+                pid_t r = 0;
+                while ((r = waitpid(pid, &status, WNOHANG)) == 0 && now_seconds() < deadline) {
+                    long left = (long)((deadline - now_seconds()) * 1e6);
+                    sleep_us(left > 200 ? 200 : (left > 0 ? left : 1));
+                }
+                if (r == 0) {
+                    kill(pid, SIGKILL);
+                    waitpid(pid, &status, 0);
+                }
+            } else {
+                status = wait_for(pid, timeout);
+            }
+            if (status != -1 && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) {
+                kills++;
+                round_kills++;
+                continue;
+            }
+            if (status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0) break; /* done */
+            char what[64];
+            describe(status, what, sizeof what);
+            fprintf(stderr, "kill-supervisor: FAILED: round %d (seed %llu), launch %ld after %ld kills: the driver %s\n",
+                    rounds, round_seed, launches, kills, what);
+            print_tail(out);
+            fprintf(stderr, "kill-supervisor: the store and its journal are kept: %s, %s.log, %s.jobs\n", store, store, store);
+            return 1;
+        }
+
+        /* The round is done: check the store through a fresh engine. */
+        pid_t pid = launch("check", store, round_seed, out);
+        int status = wait_for(pid, timeout);
+        if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+            char what[64];
+            describe(status, what, sizeof what);
+            fprintf(stderr, "kill-supervisor: FAILED: round %d (seed %llu): the check %s\n", rounds, round_seed, what);
+            print_tail(out);
+            fprintf(stderr, "kill-supervisor: the store and its journal are kept: %s, %s.log, %s.jobs\n", store, store, store);
+            return 1;
+        }
+        /* The check's summary line. */
+        FILE *f = fopen(out, "r");
+        char line[2048], last[2048] = "";
+        while (f && fgets(line, sizeof line, f)) {
+            if (strncmp(line, "check ", 6) == 0) snprintf(last, sizeof last, "%s", line);
+        }
+        if (f) fclose(f);
+        printf("round %d (seed %llu): %ld kills, done in %.2f s; %s", rounds, round_seed, round_kills,
+               now_seconds() - round_started, last[0] ? last : "(no check line)\n");
+        if (!keep) remove_round_files(store);
+        if (kills >= kills_wanted) break;
+    }
+
+    printf("kill-supervisor: OK: %ld kills over %d round%s (%ld launches) in %.1f s; every round done and checked\n", kills,
+           rounds + 1, rounds ? "s" : "", launches, now_seconds() - started);
+    if (!keep) rmdir(g_dir);
+    return 0;
+}
