@@ -20,6 +20,8 @@ final class UnitOfWork {
     private(set) var providerDefaults: [String: JSONObject?] = [:]
     /// Workflows this call touched: their working copies, and the committed versions.
     private(set) var workflows: [String: Workflow] = [:]
+    /// Job ids given to runs during this call: job id → (run id, workflow id).
+    private(set) var stagedJobs: [String: (runId: String, workflowId: String)] = [:]
     private(set) var originals: [String: Workflow?] = [:]
     private(set) var deletedWorkflows: Set<String> = []
     private(set) var touchOrder: [String] = []
@@ -144,6 +146,10 @@ final class UnitOfWork {
             touchOrder.append(id)
         }
         workflows[id] = w
+        // Runs written during the call are the touched ones (a loaded workflow starts clean).
+        for i in w.runs.wholesale ? Array(w.runs.indices) : w.runs.touched where i < w.runs.count {
+            if let jobId = w.runs[i].jobId { stagedJobs[jobId] = (w.runs[i].runId, id) }
+        }
         let counts = QueueCounts(w)
         queueDelta.add(counts, minus: queueCounts[id] ?? committedQueueCounts(id))
         queueCounts[id] = counts
@@ -312,12 +318,18 @@ final class UnitOfWork {
         cs.templates = templates.map(\.stored)
         cs.tools = Array(tools.values)
         cs.providerDefaults = providerDefaults
+        var changes: [String: WorkflowChanges] = [:]
         for id in touchOrder {
             let old = originals[id] ?? nil
             if deletedWorkflows.contains(id) {
                 cs.workflows.append((old, nil, nil))
-            } else if let new = workflows[id], new != old || summaries[id] != state.summaries[id] {
-                cs.workflows.append((old, new, summaries[id]))
+            } else if let new = workflows[id] {
+                let c = new.changes(since: old)
+                changes[id] = c
+                if !c.isEmpty || summaries[id] != state.summaries[id] {
+                    cs.workflows.append((old, new, summaries[id]))
+                    cs.workflowChanges[id] = c
+                }
             }
         }
         cs.assets = assets
@@ -333,7 +345,7 @@ final class UnitOfWork {
             rollback()
             throw EngineError(.store, "storeWriteFailed", "the change could not be saved; nothing was changed: \(error)")
         }
-        apply(summaries: summaries)
+        apply(summaries: summaries, changes: changes)
         for (level, message, metadata) in logs { logger.log(level: level, message, metadata: metadata) }
     }
 
@@ -345,7 +357,7 @@ final class UnitOfWork {
         setAsideCacheTimers = []
     }
 
-    private func apply(summaries: [String: WorkflowSummary]) {
+    private func apply(summaries: [String: WorkflowSummary], changes: [String: WorkflowChanges]) {
         for (k, v) in counters { state.counters[k] = v }
         if let t = meta[MetaKey.clockNow]?.stringValue.flatMap(Timestamp.init(rfc3339:)) { state.manualNow = t }
         if let online { state.online = online }
@@ -369,21 +381,19 @@ final class UnitOfWork {
                 for a in old?.awaits ?? [] { state.openAwaits[a.awaitId] = nil }
                 continue
             }
-            guard let w = workflows[id] else { continue }
-            let old = originals[id] ?? nil
-            state.workflows[id] = w
-            if let s = summaries[id] { state.summaries[id] = s }
-            // Index runs and awaits that changed.
-            let oldRuns = old?.runs ?? []
-            for i in w.runs.indices where i >= oldRuns.count || oldRuns[i] != w.runs[i] {
+            guard var w = workflows[id], let c = changes[id] else { continue }
+            w.markClean()  // now what the store holds
+            // Index the runs and awaits that changed.
+            for i in c.runs {
                 let terminal = w.runs[i].status.isTerminal
                 state.activeRuns[w.runs[i].runId] = terminal ? nil : id
                 if let j = w.runs[i].jobId { state.jobs[j] = terminal ? nil : w.runs[i].runId }
             }
-            let oldAwaits = old?.awaits ?? []
-            for (i, a) in w.awaits.enumerated() where i >= oldAwaits.count || oldAwaits[i] != a {
-                state.openAwaits[a.awaitId] = a.isOpen ? id : nil
+            for i in c.awaits {
+                state.openAwaits[w.awaits[i].awaitId] = w.awaits[i].isOpen ? id : nil
             }
+            state.workflows[id] = w
+            if let s = summaries[id] { state.summaries[id] = s }
         }
         for (id, a) in assets { state.assets[id] = a }
         for seq in deletedSeqs { state.outbox.remove(seq) }

@@ -46,7 +46,7 @@ public struct WorkflowSummary: Sendable, Equatable {
     public var stepsTotal: Int
     public var awaitCount: Int
     public var hasBlockingAwait: Bool
-    /// Lower-cased title and node titles, for search.
+    /// The lower-cased title, for search (node titles and ids are the template's).
     public var searchText: String
     /// The earliest timer of the workflow (a poll, a retry, an await expiry, …).
     public var nextDeadline: Timestamp?
@@ -122,6 +122,9 @@ public struct ChangeSet: Sendable {
     /// Each changed workflow with its committed version (nil when new) and its new version (nil
     /// when deleted); the store writes only the rows that differ.
     public var workflows: [(old: Workflow?, new: Workflow?, summary: WorkflowSummary?)] = []
+    /// What differs in each of `workflows`, by workflow id, when the caller already knows
+    /// (`Workflow.changes(since:)`); the store works it out for the others.
+    public var workflowChanges: [String: WorkflowChanges] = [:]
     /// New or changed assets; nil deletes.
     public var assets: [String: Asset?] = [:]
     public var effectInserts: [Effect] = []

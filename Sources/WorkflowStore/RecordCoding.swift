@@ -40,20 +40,20 @@ enum RecordCoding {
 
     static func encode(_ n: NodeInstance) -> JSON {
         var o = JSONObject(minimumCapacity: 12)
-        o["state"] = .string(n.state.rawValue)
+        o.append(uniqueKey: "state", .string(n.state.rawValue))
         if let r = n.blockedReason {
             var b: JSONObject = ["code": .string(r.code), "message": .string(r.message)]
             if !r.details.isEmpty { b["details"] = .object(r.details) }
-            o["blockedReason"] = .object(b)
+            o.append(uniqueKey: "blockedReason", .object(b))
         }
-        if !n.params.isEmpty { o["params"] = .object(n.params) }
-        if !n.bindings.isEmpty { o["bindings"] = portMap(n.bindings) }
-        if !n.inputSelections.isEmpty { o["inputSelections"] = portMap(n.inputSelections) }
-        if !n.outputs.isEmpty { o["outputs"] = portMap(n.outputs) }
-        if let r = n.currentRunId { o["currentRunId"] = .string(r) }
-        if let e = n.lastError { o["lastError"] = error(e) }
-        o["attempts"] = JSON(n.attempts)
-        o["updatedAt"] = ms(n.updatedAt)
+        if !n.params.isEmpty { o.append(uniqueKey: "params", .object(n.params)) }
+        if !n.bindings.isEmpty { o.append(uniqueKey: "bindings", portMap(n.bindings)) }
+        if !n.inputSelections.isEmpty { o.append(uniqueKey: "inputSelections", portMap(n.inputSelections)) }
+        if !n.outputs.isEmpty { o.append(uniqueKey: "outputs", portMap(n.outputs)) }
+        if let r = n.currentRunId { o.append(uniqueKey: "currentRunId", .string(r)) }
+        if let e = n.lastError { o.append(uniqueKey: "lastError", error(e)) }
+        o.append(uniqueKey: "attempts", JSON(n.attempts))
+        o.append(uniqueKey: "updatedAt", ms(n.updatedAt))
         return .object(o)
     }
 
@@ -76,33 +76,33 @@ enum RecordCoding {
 
     static func encode(_ r: Run) -> JSON {
         var o = JSONObject(minimumCapacity: 24)
-        o["number"] = JSON(r.number)
-        o["mode"] = .string(r.mode.rawValue)
-        o["kind"] = .string(r.kind)
-        o["trigger"] = .string(r.trigger.rawValue)
-        o["status"] = .string(r.status.rawValue)
-        o["params"] = .object(r.params)
-        o["inputs"] = portMap(r.inputs)
-        o["idempotencyKey"] = .string(r.idempotencyKey)
-        if let j = r.jobId { o["jobId"] = .string(j) }
-        if r.submitAttempts > 0 { o["submitAttempts"] = JSON(r.submitAttempts) }
-        if r.submitFailures > 0 { o["submitFailures"] = JSON(r.submitFailures) }
-        if let t = r.nextAttemptAt { o["nextAttemptAt"] = ms(t) }
-        if let t = r.nextPollAt { o["nextPollAt"] = ms(t) }
-        if r.pollCount > 0 { o["pollCount"] = JSON(r.pollCount) }
-        if r.pollFailures > 0 { o["pollFailures"] = JSON(r.pollFailures) }
-        if let s = r.providerStatus { o["providerStatus"] = .string(s) }
-        if let p = r.progress { o["progress"] = .double(p) }
-        if !r.logTail.isEmpty { o["logTail"] = JSON(r.logTail) }
-        if !r.outputs.isEmpty { o["outputs"] = portMap(r.outputs) }
-        if !r.pendingDownloads.isEmpty { o["pendingDownloads"] = portMap(r.pendingDownloads) }
-        if r.downloadFailures > 0 { o["downloadFailures"] = JSON(r.downloadFailures) }
-        if let t = r.nextDownloadAt { o["nextDownloadAt"] = ms(t) }
-        if r.holdsSlot { o["holdsSlot"] = true }
-        o["createdAt"] = ms(r.createdAt)
-        if let t = r.startedAt { o["startedAt"] = ms(t) }
-        if let t = r.finishedAt { o["finishedAt"] = ms(t) }
-        if let e = r.error { o["error"] = error(e) }
+        o.append(uniqueKey: "number", JSON(r.number))
+        o.append(uniqueKey: "mode", .string(r.mode.rawValue))
+        o.append(uniqueKey: "kind", .string(r.kind))
+        o.append(uniqueKey: "trigger", .string(r.trigger.rawValue))
+        o.append(uniqueKey: "status", .string(r.status.rawValue))
+        o.append(uniqueKey: "params", .object(r.params))
+        o.append(uniqueKey: "inputs", portMap(r.inputs))
+        o.append(uniqueKey: "idempotencyKey", .string(r.idempotencyKey))
+        if let j = r.jobId { o.append(uniqueKey: "jobId", .string(j)) }
+        if r.submitAttempts > 0 { o.append(uniqueKey: "submitAttempts", JSON(r.submitAttempts)) }
+        if r.submitFailures > 0 { o.append(uniqueKey: "submitFailures", JSON(r.submitFailures)) }
+        if let t = r.nextAttemptAt { o.append(uniqueKey: "nextAttemptAt", ms(t)) }
+        if let t = r.nextPollAt { o.append(uniqueKey: "nextPollAt", ms(t)) }
+        if r.pollCount > 0 { o.append(uniqueKey: "pollCount", JSON(r.pollCount)) }
+        if r.pollFailures > 0 { o.append(uniqueKey: "pollFailures", JSON(r.pollFailures)) }
+        if let s = r.providerStatus { o.append(uniqueKey: "providerStatus", .string(s)) }
+        if let p = r.progress { o.append(uniqueKey: "progress", .double(p)) }
+        if !r.logTail.isEmpty { o.append(uniqueKey: "logTail", JSON(r.logTail)) }
+        if !r.outputs.isEmpty { o.append(uniqueKey: "outputs", portMap(r.outputs)) }
+        if !r.pendingDownloads.isEmpty { o.append(uniqueKey: "pendingDownloads", portMap(r.pendingDownloads)) }
+        if r.downloadFailures > 0 { o.append(uniqueKey: "downloadFailures", JSON(r.downloadFailures)) }
+        if let t = r.nextDownloadAt { o.append(uniqueKey: "nextDownloadAt", ms(t)) }
+        if r.holdsSlot { o.append(uniqueKey: "holdsSlot", true) }
+        o.append(uniqueKey: "createdAt", ms(r.createdAt))
+        if let t = r.startedAt { o.append(uniqueKey: "startedAt", ms(t)) }
+        if let t = r.finishedAt { o.append(uniqueKey: "finishedAt", ms(t)) }
+        if let e = r.error { o.append(uniqueKey: "error", error(e)) }
         return .object(o)
     }
 
@@ -141,30 +141,30 @@ enum RecordCoding {
 
     static func encode(_ a: AwaitRequest) -> JSON {
         var o = JSONObject(minimumCapacity: 24)
-        o["type"] = .string(a.type.rawValue)
-        o["title"] = .string(a.title)
-        if let d = a.detail { o["detail"] = .string(d) }
-        o["urgency"] = .string(a.urgency.rawValue)
-        o["blocking"] = .bool(a.blocking)
-        o["status"] = .string(a.status.rawValue)
-        o["createdAt"] = ms(a.createdAt)
-        if let t = a.expiresAt { o["expiresAt"] = ms(t) }
-        if let t = a.snoozeUntil { o["snoozeUntil"] = ms(t) }
-        o["snoozeCount"] = JSON(a.snoozeCount)
+        o.append(uniqueKey: "type", .string(a.type.rawValue))
+        o.append(uniqueKey: "title", .string(a.title))
+        if let d = a.detail { o.append(uniqueKey: "detail", .string(d)) }
+        o.append(uniqueKey: "urgency", .string(a.urgency.rawValue))
+        o.append(uniqueKey: "blocking", .bool(a.blocking))
+        o.append(uniqueKey: "status", .string(a.status.rawValue))
+        o.append(uniqueKey: "createdAt", ms(a.createdAt))
+        if let t = a.expiresAt { o.append(uniqueKey: "expiresAt", ms(t)) }
+        if let t = a.snoozeUntil { o.append(uniqueKey: "snoozeUntil", ms(t)) }
+        o.append(uniqueKey: "snoozeCount", JSON(a.snoozeCount))
         if let c = a.claim {
-            o["claim"] = ["claimant": .string(c.claimant), "claimedAt": ms(c.claimedAt),
-                          "leaseExpiresAt": ms(c.leaseExpiresAt)]
+            o.append(uniqueKey: "claim", ["claimant": .string(c.claimant), "claimedAt": ms(c.claimedAt),
+                                          "leaseExpiresAt": ms(c.leaseExpiresAt)])
         }
-        o["deepLink"] = .string(a.deepLink)
-        o["onTimeout"] = .string(a.onTimeout.rawValue)
-        if let c = a.onCancel { o["onCancel"] = .string(c.rawValue) }
-        o["skippable"] = .bool(a.skippable)
-        o["notificationTitle"] = .string(a.notificationTitle)
-        o["notificationBody"] = .string(a.notificationBody)
-        if let r = a.resolution { o["resolution"] = .string(r.rawValue) }
-        if let t = a.doneAt { o["doneAt"] = ms(t) }
-        if a.cleared { o["cleared"] = true }
-        if !a.inputs.isEmpty { o["inputs"] = portMap(a.inputs) }
+        o.append(uniqueKey: "deepLink", .string(a.deepLink))
+        o.append(uniqueKey: "onTimeout", .string(a.onTimeout.rawValue))
+        if let c = a.onCancel { o.append(uniqueKey: "onCancel", .string(c.rawValue)) }
+        o.append(uniqueKey: "skippable", .bool(a.skippable))
+        o.append(uniqueKey: "notificationTitle", .string(a.notificationTitle))
+        o.append(uniqueKey: "notificationBody", .string(a.notificationBody))
+        if let r = a.resolution { o.append(uniqueKey: "resolution", .string(r.rawValue)) }
+        if let t = a.doneAt { o.append(uniqueKey: "doneAt", ms(t)) }
+        if a.cleared { o.append(uniqueKey: "cleared", true) }
+        if !a.inputs.isEmpty { o.append(uniqueKey: "inputs", portMap(a.inputs)) }
         return .object(o)
     }
 
@@ -207,11 +207,11 @@ enum RecordCoding {
 
     static func encode(_ a: Asset) -> JSON {
         var o = JSONObject(minimumCapacity: 8)
-        o["uri"] = .string(a.uri)
-        if let b = a.bytes { o["bytes"] = .int(b) }
-        if let h = a.hash { o["hash"] = .string(h) }
-        o["meta"] = .object(a.meta)
-        if let p = a.provenance { o["provenance"] = p.json }
+        o.append(uniqueKey: "uri", .string(a.uri))
+        if let b = a.bytes { o.append(uniqueKey: "bytes", .int(b)) }
+        if let h = a.hash { o.append(uniqueKey: "hash", .string(h)) }
+        o.append(uniqueKey: "meta", .object(a.meta))
+        if let p = a.provenance { o.append(uniqueKey: "provenance", p.json) }
         return .object(o)
     }
 

@@ -25,6 +25,8 @@ public struct StoreError: Error, CustomStringConvertible {
 public final class SQLiteStore: EngineStore {
     private var queue: DatabaseQueue?
     public let path: String
+    /// The write path's statements, used only inside the queue's closures.
+    private let statements = PreparedStatements()
 
     /// Opens (creating if needed) and migrates the store at `path`; `":memory:"` is a private
     /// in-memory database.
@@ -63,6 +65,7 @@ public final class SQLiteStore: EngineStore {
     }
 
     public func close() {
+        try? queue?.inDatabase { _ in statements.removeAll() }  // finalized before the connection closes
         try? queue?.close()
         queue = nil
     }
@@ -170,12 +173,14 @@ public final class SQLiteStore: EngineStore {
             }
             let dataText: String = w[7]
             let data = (try? JSON(parsing: dataText))?.objectValue ?? [:]
-            return Workflow(workflowId: workflowId, seq: w[0], templateId: w[1], title: w[2],
-                            createdAt: Timestamp(milliseconds: w[5]), updatedAt: Timestamp(milliseconds: w[6]),
-                            archived: w[4], autoRun: data["autoRun"]?.boolValue ?? false,
-                            pollingPaused: data["pollingPaused"]?.boolValue ?? false,
-                            status: WorkflowStatus(rawValue: w[3]) ?? .active, nodes: nodes, runs: runs,
-                            awaits: awaits)
+            var workflow = Workflow(workflowId: workflowId, seq: w[0], templateId: w[1], title: w[2],
+                                    createdAt: Timestamp(milliseconds: w[5]), updatedAt: Timestamp(milliseconds: w[6]),
+                                    archived: w[4], autoRun: data["autoRun"]?.boolValue ?? false,
+                                    pollingPaused: data["pollingPaused"]?.boolValue ?? false,
+                                    status: WorkflowStatus(rawValue: w[3]) ?? .active, nodes: nodes, runs: runs,
+                                    awaits: awaits)
+            workflow.markClean()  // it is what the store holds
+            return workflow
         }
     }
 
@@ -238,18 +243,19 @@ public final class SQLiteStore: EngineStore {
 
     public func commit(_ changes: ChangeSet) throws {
         guard !changes.isEmpty else { return }
+        let statements = self.statements
         try db().writeWithoutTransaction { db in
-            // BEGIN and COMMIT as cached statements: GRDB's inTransaction parses them anew each time,
-            // which costs as much as a small call's writes.
-            try FastRow(db.cachedStatement(sql: "BEGIN IMMEDIATE TRANSACTION")).run(db)
+            // BEGIN and COMMIT as prepared statements: GRDB's inTransaction parses them anew each
+            // time, which costs as much as a small call's writes.
+            try FastRow(statements.get(.begin, db)).run(db)
             do {
-                try Self.write(changes, db)
-                try FastRow(db.cachedStatement(sql: "COMMIT TRANSACTION")).run(db)
+                try Self.write(changes, statements, db)
+                try FastRow(statements.get(.commit, db)).run(db)
             } catch {
                 if !db.isInsideTransaction {
                     throw error
                 }
-                try? FastRow(db.cachedStatement(sql: "ROLLBACK TRANSACTION")).run(db)
+                try? FastRow(statements.get(.rollback, db)).run(db)
                 throw error
             }
         }
@@ -257,9 +263,9 @@ public final class SQLiteStore: EngineStore {
 
     static func text(_ json: JSON) -> String { JSONWriter.string(json) }
 
-    private static func write(_ c: ChangeSet, _ db: Database) throws {
+    private static func write(_ c: ChangeSet, _ statements: PreparedStatements, _ db: Database) throws {
         if !c.meta.isEmpty {
-            let stmt = try db.cachedStatement(sql: "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value")
+            let stmt = try statements.get(.meta, db)
             for (k, v) in c.meta {
                 var row = FastRow(stmt)
                 row.text(k)
@@ -291,11 +297,7 @@ public final class SQLiteStore: EngineStore {
         // Assets before workflows: nothing references them by constraint, but a reader sees both.
         for (id, asset) in c.assets {
             if let a = asset {
-                var row = FastRow(try db.cachedStatement(sql: """
-                    INSERT INTO assets (assetId, type, createdAt, pinned, orphanedAt, data) VALUES (?, ?, ?, ?, ?, ?)
-                    ON CONFLICT(assetId) DO UPDATE SET type = excluded.type, pinned = excluded.pinned,
-                        orphanedAt = excluded.orphanedAt, data = excluded.data
-                    """))
+                var row = FastRow(try statements.get(.asset, db))
                 row.text(id)
                 row.text(a.type)
                 row.int(a.createdAt.milliseconds)
@@ -307,11 +309,12 @@ public final class SQLiteStore: EngineStore {
                 try db.cachedStatement(sql: "DELETE FROM assets WHERE assetId = ?").execute(arguments: [id])
             }
         }
-        for change in c.workflows { try writeWorkflow(change.old, change.new, change.summary, db) }
+        for change in c.workflows {
+            let id = change.new?.workflowId ?? change.old?.workflowId ?? ""
+            try writeWorkflow(change.old, change.new, change.summary, c.workflowChanges[id], statements, db)
+        }
         if !c.effectInserts.isEmpty {
-            let stmt = try db.cachedStatement(sql: """
-                INSERT INTO effects (seq, effectId, type, answerKey, taken, data) VALUES (?, ?, ?, ?, ?, ?)
-                """)
+            let stmt = try statements.get(.effectInsert, db)
             for e in c.effectInserts {
                 var row = FastRow(stmt)
                 row.int(e.seq)
@@ -324,7 +327,7 @@ public final class SQLiteStore: EngineStore {
             }
         }
         if !c.effectsTaken.isEmpty {
-            let stmt = try db.cachedStatement(sql: "UPDATE effects SET taken = 1 WHERE seq = ?")
+            let stmt = try statements.get(.effectTaken, db)
             for seq in c.effectsTaken {
                 var row = FastRow(stmt)
                 row.int(seq)
@@ -332,7 +335,7 @@ public final class SQLiteStore: EngineStore {
             }
         }
         if !c.effectDeletes.isEmpty {
-            let stmt = try db.cachedStatement(sql: "DELETE FROM effects WHERE seq = ?")
+            let stmt = try statements.get(.effectDelete, db)
             for seq in c.effectDeletes {
                 var row = FastRow(stmt)
                 row.int(seq)
@@ -364,6 +367,7 @@ public final class SQLiteStore: EngineStore {
     }
 
     private static func writeWorkflow(_ old: Workflow?, _ new: Workflow?, _ summary: WorkflowSummary?,
+                                      _ known: WorkflowChanges?, _ statements: PreparedStatements,
                                       _ db: Database) throws {
         guard let new else {
             guard let id = old?.workflowId else { return }
@@ -374,19 +378,8 @@ public final class SQLiteStore: EngineStore {
         }
         let id = new.workflowId
         if let s = summary {
-            let stmt = try db.cachedStatement(sql: """
-                INSERT INTO workflows (workflowId, seq, templateId, title, status, archived, createdAt, updatedAt,
-                    stepsDone, stepsTotal, awaitCount, hasBlockingAwait, searchText, nextDeadline, queuedRemote,
-                    queuedLocal, runningRemote, runningLocal, inboxCount, data)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                ON CONFLICT(workflowId) DO UPDATE SET title = excluded.title, status = excluded.status,
-                    archived = excluded.archived, updatedAt = excluded.updatedAt, stepsDone = excluded.stepsDone,
-                    stepsTotal = excluded.stepsTotal, awaitCount = excluded.awaitCount,
-                    hasBlockingAwait = excluded.hasBlockingAwait, searchText = excluded.searchText,
-                    nextDeadline = excluded.nextDeadline, queuedRemote = excluded.queuedRemote,
-                    queuedLocal = excluded.queuedLocal, runningRemote = excluded.runningRemote,
-                    runningLocal = excluded.runningLocal, inboxCount = excluded.inboxCount, data = excluded.data
-                """)
+            let stmt = try statements.get(.workflow, db)
+
             var row = FastRow(stmt)
             row.text(id)
             row.int(new.seq)
@@ -410,13 +403,11 @@ public final class SQLiteStore: EngineStore {
             row.text(text(RecordCoding.encodeWorkflowData(new)))
             try row.run(db)
         }
-        let nodeStmt = try db.cachedStatement(sql: """
-            INSERT INTO nodes (workflowId, nodeId, position, state, data) VALUES (?, ?, ?, ?, ?)
-            ON CONFLICT(workflowId, nodeId) DO UPDATE SET state = excluded.state, data = excluded.data
-            """)
-        // Indices, not element bindings: a binding copies the whole record.
-        for i in new.nodes.indices {
-            if let old, i < old.nodes.count, old.nodes[i] == new.nodes[i] { continue }
+        let nodeStmt = try statements.get(.node, db)
+
+        // Only the records that differ; indices, not element bindings (a binding copies the record).
+        let changes = known ?? new.changes(since: old)
+        for i in changes.nodes {
             var row = FastRow(nodeStmt)
             row.text(id)
             row.text(new.nodes[i].nodeId)
@@ -425,13 +416,9 @@ public final class SQLiteStore: EngineStore {
             row.text(text(RecordCoding.encode(new.nodes[i])))
             try row.run(db)
         }
-        let runStmt = try db.cachedStatement(sql: """
-            INSERT INTO runs (runId, workflowId, nodeId, seq, status, jobId, data) VALUES (?, ?, ?, ?, ?, ?, ?)
-            ON CONFLICT(runId) DO UPDATE SET status = excluded.status, jobId = excluded.jobId, data = excluded.data
-            """)
-        let oldRuns = old?.runs ?? []
-        for i in new.runs.indices {
-            if i < oldRuns.count, oldRuns[i] == new.runs[i] { continue }
+        let runStmt = try statements.get(.run, db)
+
+        for i in changes.runs {
             var row = FastRow(runStmt)
             row.text(new.runs[i].runId)
             row.text(id)
@@ -442,13 +429,10 @@ public final class SQLiteStore: EngineStore {
             row.text(text(RecordCoding.encode(new.runs[i])))
             try row.run(db)
         }
-        let awaitStmt = try db.cachedStatement(sql: """
-            INSERT INTO awaits (awaitId, workflowId, nodeId, runId, seq, status, data) VALUES (?, ?, ?, ?, ?, ?, ?)
-            ON CONFLICT(awaitId) DO UPDATE SET status = excluded.status, data = excluded.data
-            """)
-        let oldAwaits = old?.awaits ?? []
-        for (i, a) in new.awaits.enumerated() {
-            if i < oldAwaits.count, oldAwaits[i] == a { continue }
+        let awaitStmt = try statements.get(.await, db)
+
+        for i in changes.awaits {
+            let a = new.awaits[i]
             var row = FastRow(awaitStmt)
             row.text(a.awaitId)
             row.text(id)

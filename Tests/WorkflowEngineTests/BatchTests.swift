@@ -27,4 +27,26 @@ final class BatchTests: XCTestCase {
         XCTAssertEqual(h.state(b, "A"), "succeeded")
         XCTAssertEqual(h.fail("batch", ["calls": [["op": "batch", "args": ["calls": []]]]]).code, "unknownOp")
     }
+
+    func testAJobAcceptedEarlierInTheSameBatchIsFoundByItsId() throws {
+        let h = try Harness(file: true)
+        h.register(tool: "StylizeRemote", outputs: ["image": "ImageRef"], remote: true)
+        let tpl = h.register(template: Templates.oneRemote())
+        let a = h.create(tpl)
+        let b = h.create(tpl)
+        h.call("workflow.runAllReady", ["workflowId": .string(a)])
+        h.call("workflow.runAllReady", ["workflowId": .string(b)])
+        let submits = h.effects("remote.submit")
+        XCTAssertEqual(submits.count, 2)
+        let clash = h.fail("batch", ["calls": [
+            ["op": "job.submitted", "args": ["runId": submits[0]["runId"]!, "jobId": "j-1"]],
+            ["op": "job.submitted", "args": ["runId": submits[1]["runId"]!, "jobId": "j-1"]]]])
+        XCTAssertEqual(clash.code, "duplicateJobId", "the first call's job id is already taken, though not yet committed")
+        let r = h.call("batch", ["calls": [
+            ["op": "job.submitted", "args": ["runId": submits[0]["runId"]!, "jobId": "j-1"]],
+            ["op": "job.update", "args": ["jobId": "j-1", "status": "running", "progress": 0.5]]]])
+        XCTAssertEqual(r["results"]?[1]?["applied"], true)
+        try h.crash()
+        XCTAssertEqual(h.state(a, "stylize1"), "runningRemote")
+    }
 }

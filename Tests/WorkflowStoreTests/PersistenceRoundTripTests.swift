@@ -113,7 +113,7 @@ final class PersistenceRoundTripTests: XCTestCase {
         }
         var w = Workflow(workflowId: "wf-\(i)", seq: Int64(i + 1), templateId: "tpl-1", title: "Workflow \(i)", createdAt: t(),
                          nodes: nodes)
-        w.runs = runs
+        w.runs = ChangeTrackedArray(runs)
         w.autoRun = Bool.random(using: &rng)
         w.pollingPaused = Bool.random(using: &rng)
         if !runs.isEmpty {

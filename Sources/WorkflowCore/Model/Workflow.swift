@@ -15,11 +15,11 @@ public struct Workflow: Sendable, Equatable {
     public var pollingPaused: Bool
     public var status: WorkflowStatus
     /// In template order (index = template node index).
-    public var nodes: [NodeInstance]
+    public var nodes: ChangeTrackedArray<NodeInstance>
     /// Every run, in creation order.
-    public var runs: [Run]
+    public var runs: ChangeTrackedArray<Run>
     /// Every await, in creation order.
-    public var awaits: [AwaitRequest]
+    public var awaits: ChangeTrackedArray<AwaitRequest>
 
     public init(workflowId: String, seq: Int64, templateId: String, title: String, createdAt: Timestamp,
                 nodes: [NodeInstance]) {
@@ -33,7 +33,7 @@ public struct Workflow: Sendable, Equatable {
         self.autoRun = false
         self.pollingPaused = false
         self.status = .active
-        self.nodes = nodes
+        self.nodes = ChangeTrackedArray(nodes)
         self.runs = []
         self.awaits = []
     }
@@ -51,9 +51,9 @@ public struct Workflow: Sendable, Equatable {
         self.autoRun = autoRun
         self.pollingPaused = pollingPaused
         self.status = status
-        self.nodes = nodes
-        self.runs = runs
-        self.awaits = awaits
+        self.nodes = ChangeTrackedArray(nodes)
+        self.runs = ChangeTrackedArray(runs)
+        self.awaits = ChangeTrackedArray(awaits)
     }
 
     public func nodeIndex(_ nodeId: String) -> Int? { nodes.firstIndex { $0.nodeId == nodeId } }
@@ -77,6 +77,49 @@ public struct Workflow: Sendable, Equatable {
 
     /// Runs of one node, oldest first.
     public func runs(of nodeId: String) -> [Run] { runs.filter { $0.nodeId == nodeId } }
+
+    /// Marks this workflow as matching what is stored, so ``changes(since:)`` compares only the
+    /// records written from now on. Call it on what was just loaded or committed.
+    public mutating func markClean() {
+        nodes.markClean()
+        runs.markClean()
+        awaits.markClean()
+    }
+
+    /// What differs from `old` (the committed workflow this one was changed from, or `nil` for a
+    /// new one): the workflow's own fields, and the positions of the nodes, runs and awaits.
+    public func changes(since old: Workflow?) -> WorkflowChanges {
+        guard let old else {
+            return WorkflowChanges(record: true, nodes: Array(nodes.indices), runs: Array(runs.indices),
+                                   awaits: Array(awaits.indices))
+        }
+        // The workflow's own fields, whatever they are: compare both with the records set aside.
+        var mine = self, theirs = old
+        (mine.nodes, mine.runs, mine.awaits) = ([], [], [])
+        (theirs.nodes, theirs.runs, theirs.awaits) = ([], [], [])
+        let record = mine != theirs
+        return WorkflowChanges(record: record, nodes: nodes.changedPositions(since: old.nodes),
+                               runs: runs.changedPositions(since: old.runs),
+                               awaits: awaits.changedPositions(since: old.awaits))
+    }
+}
+
+/// What a call changed in one workflow: whether its own fields did, and which nodes, runs and
+/// awaits (positions, ascending).
+public struct WorkflowChanges: Sendable, Equatable {
+    public var record: Bool
+    public var nodes: [Int]
+    public var runs: [Int]
+    public var awaits: [Int]
+
+    public init(record: Bool, nodes: [Int], runs: [Int], awaits: [Int]) {
+        self.record = record
+        self.nodes = nodes
+        self.runs = runs
+        self.awaits = awaits
+    }
+
+    public var isEmpty: Bool { !record && nodes.isEmpty && runs.isEmpty && awaits.isEmpty }
 }
 
 public enum WorkflowStatus: String, Sendable, Equatable, CaseIterable {

@@ -14,10 +14,8 @@ extension UnitOfWork {
 
     /// The run that owns `jobId`.
     func run(forJob jobId: String) throws(EngineError) -> (runId: String, workflowId: String)? {
+        if let staged = stagedJobs[jobId] { return staged }
         if let runId = state.jobs[jobId], let wf = state.activeRuns[runId] { return (runId, wf) }
-        for (id, wf) in workflows {
-            if let run = wf.runs.last(where: { $0.jobId == jobId }) { return (run.runId, id) }
-        }
         do {
             return try store.run(forJob: jobId)
         } catch {

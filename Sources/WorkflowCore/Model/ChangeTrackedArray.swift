@@ -1,0 +1,99 @@
+/// An array of records that shares unchanged records between copies and remembers which
+/// positions were written since it was last marked clean.
+///
+/// A call changes a copy of a committed workflow; a `job.update` in a 200-node workflow changes
+/// one run. With a plain array, that copy duplicates every record (and the old one frees them
+/// all), and finding what to store compares every record. Here each record lives in its own
+/// box: a copy of the array copies pointers, a write copies only the record it writes, and the
+/// store and the engine's indexes look only at the touched positions, skipping records still
+/// shared with the committed copy.
+///
+/// Value semantics are kept: a box is written only when uniquely referenced, otherwise it is
+/// replaced. Equality compares the records. Every write through the subscript (including a
+/// member write such as `runs[i].status = …`) and every `append` records its position. A new
+/// array counts as wholly changed until ``markClean()``.
+public struct ChangeTrackedArray<Element: Equatable & Sendable>: Sendable, Equatable, RandomAccessCollection,
+    MutableCollection, ExpressibleByArrayLiteral
+{
+    // Inlinable throughout, so callers in other modules get code specialised for their records.
+    @usableFromInline
+    final class Box: @unchecked Sendable {  // written only while uniquely referenced
+        @usableFromInline var value: Element
+        @inlinable init(_ value: Element) { self.value = value }
+    }
+
+    @usableFromInline var boxes: [Box]
+    /// Positions written or appended since ``markClean()``, in the order written, possibly repeated.
+    public var touched: [Int] { _touched }
+    @usableFromInline var _touched: [Int] = []
+    /// Set by the initialisers, cleared by ``markClean()``: every position counts as touched.
+    public private(set) var wholesale: Bool
+
+    public init(_ elements: [Element] = []) {
+        self.boxes = elements.map { Box($0) }
+        self.wholesale = !elements.isEmpty
+    }
+
+    public init(arrayLiteral elements: Element...) { self.init(elements) }
+
+    /// The records, as a plain array.
+    public var elements: [Element] { boxes.map(\.value) }
+
+    @inlinable public var startIndex: Int { 0 }
+    @inlinable public var endIndex: Int { boxes.count }
+    @inlinable public func index(after i: Int) -> Int { i + 1 }
+    @inlinable public func index(before i: Int) -> Int { i - 1 }
+
+    @inlinable public subscript(position: Int) -> Element {
+        // `_read`, not `get`: `runs[i].status` reads in place instead of copying the record.
+        _read { yield boxes[position].value }
+        set {
+            _touched.append(position)
+            boxes[position] = Box(newValue)
+        }
+        _modify {
+            _touched.append(position)
+            if !isKnownUniquelyReferenced(&boxes[position]) { boxes[position] = Box(boxes[position].value) }
+            yield &boxes[position].value
+        }
+    }
+
+    @inlinable public mutating func append(_ element: Element) {
+        _touched.append(boxes.count)
+        boxes.append(Box(element))
+    }
+
+    /// Forgets what was touched: the array now counts as unchanged.
+    public mutating func markClean() {
+        if !_touched.isEmpty { _touched = [] }
+        wholesale = false
+    }
+
+    /// The positions, ascending and each once, whose record differs from `old`'s (positions past
+    /// `old`'s end always count). Unless the array is ``wholesale``, only touched positions are
+    /// compared: `self` must then be `old` plus writes.
+    public func changedPositions(since old: ChangeTrackedArray) -> [Int] {
+        var out: [Int] = []
+        if wholesale {
+            for i in boxes.indices where !old.same(i, as: self) { out.append(i) }
+            return out
+        }
+        guard !touched.isEmpty else { return [] }
+        var previous = -1
+        for i in _touched.count == 1 ? _touched : _touched.sorted() where i != previous {
+            previous = i
+            if i < boxes.count && !old.same(i, as: self) { out.append(i) }
+        }
+        return out
+    }
+
+    /// Whether position `i` holds the same record in both (shared, or equal).
+    private func same(_ i: Int, as other: ChangeTrackedArray) -> Bool {
+        guard i < boxes.count, i < other.boxes.count else { return false }
+        return boxes[i] === other.boxes[i] || boxes[i].value == other.boxes[i].value
+    }
+
+    public static func == (a: ChangeTrackedArray, b: ChangeTrackedArray) -> Bool {
+        a.boxes.count == b.boxes.count && a.boxes.indices.allSatisfy { a.same($0, as: b) }
+    }
+}

@@ -1,0 +1,67 @@
+import GRDB
+
+/// The write path's statements, prepared once per connection and found by name.
+///
+/// GRDB's `cachedStatement(sql:)` hashes the whole SQL text on every lookup; a call writes a
+/// handful of rows, and those hashes cost as much as SQLite's own work. Used only inside the
+/// store's serial queue; emptied before the connection closes.
+final class PreparedStatements: @unchecked Sendable {
+    enum Key: Int, CaseIterable {
+        case begin, commit, rollback, meta, asset, workflow, node, run, await, effectInsert, effectTaken, effectDelete
+
+        var sql: String {
+            switch self {
+            case .begin: "BEGIN IMMEDIATE TRANSACTION"
+            case .commit: "COMMIT TRANSACTION"
+            case .rollback: "ROLLBACK TRANSACTION"
+            case .meta: "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value"
+            case .asset: """
+                INSERT INTO assets (assetId, type, createdAt, pinned, orphanedAt, data) VALUES (?, ?, ?, ?, ?, ?)
+                ON CONFLICT(assetId) DO UPDATE SET type = excluded.type, pinned = excluded.pinned,
+                    orphanedAt = excluded.orphanedAt, data = excluded.data
+                """
+            case .workflow: """
+                INSERT INTO workflows (workflowId, seq, templateId, title, status, archived, createdAt, updatedAt,
+                    stepsDone, stepsTotal, awaitCount, hasBlockingAwait, searchText, nextDeadline, queuedRemote,
+                    queuedLocal, runningRemote, runningLocal, inboxCount, data)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT(workflowId) DO UPDATE SET title = excluded.title, status = excluded.status,
+                    archived = excluded.archived, updatedAt = excluded.updatedAt, stepsDone = excluded.stepsDone,
+                    stepsTotal = excluded.stepsTotal, awaitCount = excluded.awaitCount,
+                    hasBlockingAwait = excluded.hasBlockingAwait, searchText = excluded.searchText,
+                    nextDeadline = excluded.nextDeadline, queuedRemote = excluded.queuedRemote,
+                    queuedLocal = excluded.queuedLocal, runningRemote = excluded.runningRemote,
+                    runningLocal = excluded.runningLocal, inboxCount = excluded.inboxCount, data = excluded.data
+                """
+            case .node: """
+                INSERT INTO nodes (workflowId, nodeId, position, state, data) VALUES (?, ?, ?, ?, ?)
+                ON CONFLICT(workflowId, nodeId) DO UPDATE SET state = excluded.state, data = excluded.data
+                """
+            case .run: """
+                INSERT INTO runs (runId, workflowId, nodeId, seq, status, jobId, data) VALUES (?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT(runId) DO UPDATE SET status = excluded.status, jobId = excluded.jobId, data = excluded.data
+                """
+            case .await: """
+                INSERT INTO awaits (awaitId, workflowId, nodeId, runId, seq, status, data) VALUES (?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT(awaitId) DO UPDATE SET status = excluded.status, data = excluded.data
+                """
+            case .effectInsert: "INSERT INTO effects (seq, effectId, type, answerKey, taken, data) VALUES (?, ?, ?, ?, ?, ?)"
+            case .effectTaken: "UPDATE effects SET taken = 1 WHERE seq = ?"
+            case .effectDelete: "DELETE FROM effects WHERE seq = ?"
+            }
+        }
+    }
+
+    private var statements = [Statement?](repeating: nil, count: Key.allCases.count)
+
+    func get(_ key: Key, _ db: Database) throws -> Statement {
+        if let s = statements[key.rawValue] { return s }
+        let s = try db.makeStatement(sql: key.sql)
+        statements[key.rawValue] = s
+        return s
+    }
+
+    func removeAll() {
+        for i in statements.indices { statements[i] = nil }
+    }
+}

@@ -1,0 +1,68 @@
+import WorkflowCore
+import XCTest
+
+/// The record arrays of a workflow: copies share what they did not write, and a call's changes
+/// are found from the positions it touched.
+final class ChangeTrackedArrayTests: XCTestCase {
+    struct Record: Equatable, Sendable {
+        var name: String
+        var count: Int
+    }
+
+    func testACopyWritesOnlyItsOwnRecordsAndReportsThem() {
+        var committed = ChangeTrackedArray([Record(name: "a", count: 0), Record(name: "b", count: 0), Record(name: "c", count: 0)])
+        committed.markClean()
+        var call = committed
+        call[1].count += 1
+        call.append(Record(name: "d", count: 0))
+        XCTAssertEqual(call.changedPositions(since: committed), [1, 3])
+        XCTAssertEqual(committed.elements.map(\.count), [0, 0, 0], "the committed copy is untouched")
+        XCTAssertEqual(call.elements.map(\.count), [0, 1, 0, 0])
+        XCTAssertNotEqual(call, committed)
+    }
+
+    func testWritingAnEqualValueIsNotAChange() {
+        var committed = ChangeTrackedArray([Record(name: "a", count: 1)])
+        committed.markClean()
+        var call = committed
+        call[0].count = 1
+        call[0] = Record(name: "a", count: 1)
+        XCTAssertEqual(call.touched, [0, 0])
+        XCTAssertEqual(call.changedPositions(since: committed), [])
+        XCTAssertEqual(call, committed)
+    }
+
+    func testAnArrayNotMarkedCleanIsComparedWhole() {
+        let stored = ChangeTrackedArray([1, 2, 3])
+        let rebuilt = ChangeTrackedArray([1, 9, 3, 4])
+        XCTAssertTrue(rebuilt.wholesale)
+        XCTAssertEqual(rebuilt.changedPositions(since: stored), [1, 3])
+    }
+
+    func testRepeatedWritesAreReportedOnceInOrder() {
+        var committed = ChangeTrackedArray([0, 0, 0, 0])
+        committed.markClean()
+        var call = committed
+        call[3] = 1
+        call[0] = 1
+        call[3] = 2
+        XCTAssertEqual(call.changedPositions(since: committed), [0, 3])
+        call.markClean()
+        XCTAssertEqual(call.changedPositions(since: committed), [], "clean again: it is what the store holds")
+    }
+
+    func testAWorkflowReportsItsOwnFieldsAndTheRecordsThatChanged() {
+        let t = Timestamp(milliseconds: 1_767_225_600_000)
+        var committed = Workflow(workflowId: "wf-1", seq: 1, templateId: "tpl-1", title: "One", createdAt: t,
+                                 nodes: [NodeInstance(nodeId: "A", state: .ready, updatedAt: t),
+                                         NodeInstance(nodeId: "B", state: .blocked, updatedAt: t)])
+        XCTAssertEqual(committed.changes(since: nil), WorkflowChanges(record: true, nodes: [0, 1], runs: [], awaits: []))
+        committed.markClean()
+        var call = committed
+        call.nodes[1].state = .ready
+        XCTAssertEqual(call.changes(since: committed), WorkflowChanges(record: false, nodes: [1], runs: [], awaits: []))
+        call.title = "Renamed"
+        XCTAssertTrue(call.changes(since: committed).record)
+        XCTAssertTrue(committed.changes(since: committed).isEmpty)
+    }
+}
