@@ -36,6 +36,10 @@ final class ModelRoundTripTests: XCTestCase {
             XCTAssertEqual(Timestamp(rfc3339: t.rfc3339), t, t.rfc3339)
         }
         XCTAssertEqual(Timestamp(rfc3339: "2026-01-01T00:00:30Z")?.rfc3339, "2026-01-01T00:00:30.000Z")
+        XCTAssertEqual(Timestamp(milliseconds: 0).rfc3339, "1970-01-01T00:00:00.000Z")
+        XCTAssertEqual(Timestamp(milliseconds: -1).rfc3339, "1969-12-31T23:59:59.999Z")
+        XCTAssertEqual(Timestamp(rfc3339: "0001-01-01T00:00:00.007Z")?.rfc3339, "0001-01-01T00:00:00.007Z")
+        XCTAssertEqual(Timestamp(rfc3339: "9999-12-31T23:59:59.999Z")?.rfc3339, "9999-12-31T23:59:59.999Z")
         XCTAssertEqual(Timestamp(rfc3339: "2026-01-01T02:00:00.5+02:00")?.rfc3339, "2026-01-01T00:00:00.500Z")
         XCTAssertNil(Timestamp(rfc3339: "2026-02-30T00:00:00Z"))
         XCTAssertNil(Timestamp(rfc3339: "yesterday"))

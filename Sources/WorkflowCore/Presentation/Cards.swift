@@ -7,48 +7,49 @@ public enum Tone: String, Sendable {
 /// What a ToolCard shows (DESIGN §7), computed entirely from persisted state: a shell renders it
 /// and decides nothing. Times are absolute; "updated 2m ago" is the shell's arithmetic.
 extension Executor {
-    /// The card of node `n`.
-    public func card(_ wf: Workflow, _ n: Int) throws(EngineError) -> JSON {
+    /// The card of node `n`. `taints` are the workflow's (``taints(_:)``): pass them when
+    /// building every card of a workflow, so they are computed once, not once per card.
+    public func card(_ wf: Workflow, _ n: Int, taints: [Taint?]? = nil) throws(EngineError) -> JSON {
         let node = wf.nodes[n]
         let t = graph.nodes[n]
         let run = wf.run(node.currentRunId)
         let openAwait = wf.awaits.last { $0.nodeId == node.nodeId && $0.isOpen }
-        let gate = try self.gate(wf, n)
+        let gate = try self.gate(wf, n, taints: taints)
         let look = appearance(node, run: run, t: t)
         var o = JSONObject(minimumCapacity: 24)
-        o["nodeId"] = .string(node.nodeId)
-        o["title"] = .string(t.displayTitle)
-        o["kind"] = .string(t.kind)
-        o["state"] = .string(node.state.rawValue)
-        o["chip"] = ["text": .string(look.chip), "tone": .string(look.tone.rawValue)]
-        o["border"] = .string(look.border.rawValue)
-        o["fill"] = .string(look.fill)
-        o["progress"] = look.progress.map { .double($0) } ?? .null
-        o["statusText"] = .string(look.status)
-        o["blockedReason"] = node.state == .blocked ? (node.blockedReason?.json ?? .null) : .null
+        o.append(uniqueKey: "nodeId", .string(node.nodeId))
+        o.append(uniqueKey: "title", .string(t.displayTitle))
+        o.append(uniqueKey: "kind", .string(t.kind))
+        o.append(uniqueKey: "state", .string(node.state.rawValue))
+        o.append(uniqueKey: "chip", ["text": .string(look.chip), "tone": .string(look.tone.rawValue)])
+        o.append(uniqueKey: "border", .string(look.border.rawValue))
+        o.append(uniqueKey: "fill", .string(look.fill))
+        o.append(uniqueKey: "progress", look.progress.map { .double($0) } ?? .null)
+        o.append(uniqueKey: "statusText", .string(look.status))
+        o.append(uniqueKey: "blockedReason", node.state == .blocked ? (node.blockedReason?.json ?? .null) : .null)
         var missing: [String] = []
         if case let .blocked(_, m) = gate, !node.state.isInFlight { missing = m }
-        o["missingInputs"] = JSON(missing)
-        o["paramDigest"] = .string(paramDigest(wf, n))
-        o["lastResult"] = lastResult(wf, node)
+        o.append(uniqueKey: "missingInputs", JSON(missing))
+        o.append(uniqueKey: "paramDigest", .string(paramDigest(wf, n)))
+        o.append(uniqueKey: "lastResult", lastResult(wf, node))
         if let e = node.lastError {
             var error = e.json.objectValue ?? [:]
             error["hint"] = JSON(e.hint ?? Executor.hint(forCode: e.code))
-            o["lastError"] = .object(error)
+            o.append(uniqueKey: "lastError", .object(error))
         } else {
-            o["lastError"] = .null
+            o.append(uniqueKey: "lastError", .null)
         }
-        o["actions"] = .object(try actions(wf, n, run: run, gate: gate, openAwait: openAwait))
-        o["hasRun"] = .bool(lastRunWithInputs(wf, n) != nil)
-        o["logTail"] = JSON(Array((run?.logTail ?? []).suffix(6)))
+        o.append(uniqueKey: "actions", .object(try actions(wf, n, run: run, gate: gate, openAwait: openAwait)))
+        o.append(uniqueKey: "hasRun", .bool(lastRunWithInputs(wf, n) != nil))
+        o.append(uniqueKey: "logTail", JSON(Array((run?.logTail ?? []).suffix(6))))
         o["outputs"] = .object(JSONObject(uniqueKeysWithValues: node.outputs.sorted { $0.key < $1.key }
             .map { ($0.key, JSON.string($0.value)) }))
-        o["history"] = .array(wf.runs(of: node.nodeId).suffix(3).reversed().map(historyEntry))
-        o["awaitId"] = JSON(openAwait?.awaitId)
-        o["interactive"] = .bool(t.isInteractive)
-        o["resourceClass"] = .string(t.resourceClass.rawValue)
-        o["attempts"] = JSON(node.attempts)
-        o["updatedAt"] = JSON(node.updatedAt)
+        o.append(uniqueKey: "history", .array(wf.runs(of: node.nodeId).suffix(3).reversed().map(historyEntry)))
+        o.append(uniqueKey: "awaitId", JSON(openAwait?.awaitId))
+        o.append(uniqueKey: "interactive", .bool(t.isInteractive))
+        o.append(uniqueKey: "resourceClass", .string(t.resourceClass.rawValue))
+        o.append(uniqueKey: "attempts", JSON(node.attempts))
+        o.append(uniqueKey: "updatedAt", JSON(node.updatedAt))
         return .object(o)
     }
 

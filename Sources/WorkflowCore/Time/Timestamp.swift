@@ -27,12 +27,28 @@ public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible
         let secondsOfDay = ((totalSeconds % 86_400) + 86_400) % 86_400
         let days = (totalSeconds - secondsOfDay) / 86_400
         let (y, m, d) = Timestamp.civil(fromDays: days)
-        func pad(_ v: Int64, _ width: Int) -> String {
-            let s = String(v)
-            return s.count >= width ? s : String(repeating: "0", count: width - s.count) + s
+        guard (0...9999).contains(y) else {  // outside four digits: the general path
+            func pad(_ v: Int64, _ width: Int) -> String {
+                let s = String(v)
+                return s.count >= width ? s : String(repeating: "0", count: width - s.count) + s
+            }
+            return "\(pad(y, 4))-\(pad(m, 2))-\(pad(d, 2))T\(pad(secondsOfDay / 3600, 2)):"
+                + "\(pad(secondsOfDay / 60 % 60, 2)):\(pad(secondsOfDay % 60, 2)).\(pad(ms, 3))Z"
         }
-        return "\(pad(y, 4))-\(pad(m, 2))-\(pad(d, 2))T\(pad(secondsOfDay / 3600, 2)):"
-            + "\(pad(secondsOfDay / 60 % 60, 2)):\(pad(secondsOfDay % 60, 2)).\(pad(ms, 3))Z"
+        // 24 ASCII bytes written in place: formatting is on every card's hot path.
+        return String(unsafeUninitializedCapacity: 24) { b in
+            func put(_ v: Int64, _ at: Int, _ width: Int) {
+                var v = v
+                for k in stride(from: at + width - 1, through: at, by: -1) {
+                    b[k] = UInt8(truncatingIfNeeded: 0x30 + v % 10)
+                    v /= 10
+                }
+            }
+            put(y, 0, 4); b[4] = 0x2D; put(m, 5, 2); b[7] = 0x2D; put(d, 8, 2); b[10] = 0x54
+            put(secondsOfDay / 3600, 11, 2); b[13] = 0x3A; put(secondsOfDay / 60 % 60, 14, 2); b[16] = 0x3A
+            put(secondsOfDay % 60, 17, 2); b[19] = 0x2E; put(ms, 20, 3); b[23] = 0x5A
+            return 24
+        }
     }
 
     /// Parses RFC 3339: `2026-01-01T00:00:30Z`, with optional fraction (to milliseconds) and

@@ -30,19 +30,28 @@ extension Engine {
     /// What the list, the timers and the scheduler keep about a workflow.
     func summary(_ uow: UnitOfWork, _ wf: Workflow) throws(EngineError) -> WorkflowSummary {
         let executor = try uow.executor(for: wf)
-        let search = wf.title.lowercased() + (uow.template(wf.templateId)?.searchText ?? "")
+        // Node titles and ids are searched through the template; only the title is the workflow's.
+        let committed = uow.state.summaries[wf.workflowId]
+        let search = committed?.title == wf.title ? committed!.searchText : wf.title.lowercased()
         // Counted as the badges count: pending awaits (snoozed ones wait quietly).
-        let open = wf.awaits.filter { $0.status == .pending }
-        let remote = Scheduler.counts(wf, .remote)
-        let local = Scheduler.counts(wf, .local)
+        var pending = 0, blocking = false, inbox = 0
+        for i in wf.awaits.indices {
+            if wf.awaits[i].status == .pending {
+                pending += 1
+                blocking = blocking || wf.awaits[i].blocking
+            }
+            if !wf.awaits[i].cleared { inbox += 1 }
+        }
+        var stepsDone = 0
+        for i in wf.nodes.indices where wf.nodes[i].state == .succeeded || wf.nodes[i].state == .skipped { stepsDone += 1 }
+        let queues = QueueCounts(wf)
         return WorkflowSummary(
             workflowId: wf.workflowId, seq: wf.seq, templateId: wf.templateId, title: wf.title, status: wf.status,
             archived: wf.archived, createdAt: wf.createdAt, updatedAt: wf.updatedAt,
-            stepsDone: wf.nodes.filter { $0.state == .succeeded || $0.state == .skipped }.count,
-            stepsTotal: wf.nodes.count, awaitCount: open.count, hasBlockingAwait: open.contains { $0.blocking },
-            searchText: search, nextDeadline: executor.nextDeadline(wf), queuedRemote: remote.queued,
-            queuedLocal: local.queued, runningRemote: remote.running, runningLocal: local.running,
-            inboxCount: wf.awaits.filter { !$0.cleared }.count)
+            stepsDone: stepsDone, stepsTotal: wf.nodes.count, awaitCount: pending, hasBlockingAwait: blocking,
+            searchText: search, nextDeadline: executor.nextDeadline(wf), queuedRemote: queues.queuedRemote,
+            queuedLocal: queues.queuedLocal, runningRemote: queues.runningRemote, runningLocal: queues.runningLocal,
+            inboxCount: inbox)
     }
 
     /// Fires the due timers of one workflow.

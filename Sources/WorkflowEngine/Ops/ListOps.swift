@@ -10,6 +10,8 @@ extension Engine {
         let includeArchived = try args.optionalBool("includeArchived") ?? false
         let limit = Int(try args.optionalInt("limit", min: 1, max: 1_000_000) ?? 1_000_000)
         var rows: [WorkflowSummary] = []
+        let needle = Array((search ?? "").utf8)
+        var templateMatches: [String: Bool] = [:]
         for s in uow.state.summaries.values {
             if s.archived && !includeArchived { continue }
             switch filter {
@@ -18,7 +20,15 @@ extension Engine {
             case "failed": if s.status != .failed { continue }
             default: break
             }
-            if let search, !search.isEmpty, !s.searchText.contains(search) { continue }
+            if !needle.isEmpty, !TextSearch.contains(s.searchText, needle) {
+                // Node titles and ids come from the template: decide once per template.
+                let inTemplate = templateMatches[s.templateId] ?? {
+                    let found = uow.template(s.templateId).map { TextSearch.contains($0.searchText, needle) } ?? false
+                    templateMatches[s.templateId] = found
+                    return found
+                }()
+                if !inTemplate { continue }
+            }
             rows.append(s)
         }
         if sort == "name" {

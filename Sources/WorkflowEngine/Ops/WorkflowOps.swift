@@ -38,7 +38,8 @@ extension Engine {
             let executor = try uow.executor(for: wf)
             var cards: [JSON] = []
             cards.reserveCapacity(wf.nodes.count)
-            for n in executor.graph.order { cards.append(try executor.card(wf, n)) }
+            let taints = executor.taints(wf)
+            for n in executor.graph.order { cards.append(try executor.card(wf, n, taints: taints)) }
             return ["workflowId": .string(wf.workflowId), "title": .string(wf.title), "status": .string(wf.status.rawValue),
                     "stepsDone": JSON(wf.nodes.filter { $0.state == .succeeded || $0.state == .skipped }.count),
                     "stepsTotal": JSON(wf.nodes.count), "pollingPaused": .bool(wf.pollingPaused),
