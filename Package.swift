@@ -68,7 +68,8 @@ let package = Package(
         ),
         .executableTarget(
             name: "wf-bench",
-            dependencies: ["CJansson", "WorkflowCore", "WorkflowEngine", "WorkflowCAPI"]
+            dependencies: ["CJansson", "WorkflowCore", "WorkflowStore", "WorkflowEngine", "WorkflowCAPI",
+                           .product(name: "GRDB", package: "GRDB.swift")]
         ),
         .testTarget(name: "WorkflowCoreTests", dependencies: ["WorkflowCore"]),
         .testTarget(name: "WorkflowStoreTests", dependencies: ["WorkflowStore", "WorkflowCore"]),
