@@ -141,58 +141,15 @@ public enum MatchOperators {
     }
 }
 
-/// An RFC 3339 time to the nanosecond, for `$time`: `YYYY-MM-DDTHH:MM:SS[.fraction](Z|+HH:MM|-HH:MM)`,
-/// `T` and `Z` in either case, a real date, seconds 00-59; fraction digits after the ninth are
-/// ignored (as the C and Python runners).
+/// An RFC 3339 time to the nanosecond, for `$time` (the grammar of ``RFC3339Time``, as the C and
+/// Python runners read it).
 struct Instant: Equatable {
     var seconds: Int64
     var nanoseconds: Int64
 
     init?(rfc3339 text: String) {
-        let b = Array(text.utf8)
-        func num(_ from: Int, _ count: Int) -> Int64? {
-            guard from + count <= b.count else { return nil }
-            var v: Int64 = 0
-            for i in from..<(from + count) {
-                guard b[i] >= 0x30, b[i] <= 0x39 else { return nil }
-                v = v * 10 + Int64(b[i] - 0x30)
-            }
-            return v
-        }
-        guard b.count >= 20, let y = num(0, 4), b[4] == 0x2D, let mo = num(5, 2), b[7] == 0x2D,
-            let d = num(8, 2), b[10] == 0x54 || b[10] == 0x74, let h = num(11, 2), b[13] == 0x3A,
-            let mi = num(14, 2), b[16] == 0x3A, let s = num(17, 2),
-            (1...12).contains(mo), d >= 1, d <= Instant.daysInMonth(y, mo), h < 24, mi < 60, s < 60
-        else { return nil }
-        var i = 19
-        var fraction: Int64 = 0
-        if i < b.count, b[i] == 0x2E {
-            i += 1
-            var digits = 0
-            var scale: Int64 = 100_000_000
-            while i < b.count, b[i] >= 0x30, b[i] <= 0x39 {
-                if digits < 9 { fraction += Int64(b[i] - 0x30) * scale }
-                scale /= 10
-                digits += 1
-                i += 1
-            }
-            guard digits > 0 else { return nil }
-        }
-        var offset: Int64 = 0
-        guard i < b.count else { return nil }
-        if b[i] == 0x5A || b[i] == 0x7A {
-            i += 1
-        } else if b[i] == 0x2B || b[i] == 0x2D {
-            guard let oh = num(i + 1, 2), b.count > i + 3, b[i + 3] == 0x3A, let om = num(i + 4, 2), oh < 24, om < 60
-            else { return nil }
-            offset = (oh * 3600 + om * 60) * (b[i] == 0x2B ? 1 : -1)
-            i += 6
-        } else {
-            return nil
-        }
-        guard i == b.count else { return nil }
-        seconds = Instant.days(y, mo, d) * 86_400 + h * 3600 + mi * 60 + s - offset
-        nanoseconds = fraction
+        guard let t = RFC3339Time(parsing: text) else { return nil }
+        (seconds, nanoseconds) = (t.seconds, t.nanoseconds)
     }
 
     /// At most `tolerance` seconds apart, in whole nanoseconds (the tolerance rounded half away
@@ -209,21 +166,6 @@ struct Instant: Equatable {
         let whole = UInt64(ds) * 1_000_000_000
         let diff = dn >= 0 ? whole + UInt64(dn) : whole - UInt64(-dn)
         return diff <= UInt64(limit)
-    }
-
-    static func daysInMonth(_ year: Int64, _ month: Int64) -> Int64 {
-        let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0
-        return month == 2 ? (leap ? 29 : 28) : [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][Int(month) - 1]
-    }
-
-    /// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's algorithm).
-    static func days(_ year: Int64, _ month: Int64, _ day: Int64) -> Int64 {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yoe = y - era * 400
-        let doy = (153 * ((month + 9) % 12) + 2) / 5 + day - 1
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-        return era * 146_097 + doe - 719_468
     }
 }
 

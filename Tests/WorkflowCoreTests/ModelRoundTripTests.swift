@@ -42,6 +42,11 @@ final class ModelRoundTripTests: XCTestCase {
         XCTAssertEqual(Timestamp(rfc3339: "9999-12-31T23:59:59.999Z")?.rfc3339, "9999-12-31T23:59:59.999Z")
         XCTAssertEqual(Timestamp(rfc3339: "2026-01-01T02:00:00.5+02:00")?.rfc3339, "2026-01-01T00:00:00.500Z")
         XCTAssertNil(Timestamp(rfc3339: "2026-02-30T00:00:00Z"))
+        XCTAssertEqual(RFC3339Time(parsing: "2026-01-01t00:00:00.1234567899z")?.nanoseconds, 123_456_789)
+        XCTAssertEqual(Timestamp(rfc3339: "2026-01-01T00:00:00.1239Z")?.rfc3339, "2026-01-01T00:00:00.123Z",
+                       "fraction digits past the millisecond are ignored, not rounded")
+        XCTAssertNil(RFC3339Time(parsing: "2026-01-01T00:00:60Z"), "no leap second")
+        XCTAssertNil(RFC3339Time(parsing: "2026-01-01T00:00:00.Z"))
         XCTAssertNil(Timestamp(rfc3339: "yesterday"))
     }
 

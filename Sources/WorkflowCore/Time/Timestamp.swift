@@ -51,56 +51,12 @@ public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible
         }
     }
 
-    /// Parses RFC 3339: `2026-01-01T00:00:30Z`, with optional fraction (to milliseconds) and
-    /// `Z` or a numeric offset. Returns nil for anything else.
+    /// Parses RFC 3339: `2026-01-01T00:00:30Z`, with optional fraction (kept to the
+    /// millisecond, further digits ignored) and `Z` or a numeric offset. Returns nil for anything
+    /// else (see ``RFC3339Time``).
     public init?(rfc3339 text: String) {
-        let b = Array(text.utf8)
-        func num(_ from: Int, _ count: Int) -> Int64? {
-            guard from + count <= b.count else { return nil }
-            var v: Int64 = 0
-            for i in from..<(from + count) {
-                guard b[i] >= 0x30, b[i] <= 0x39 else { return nil }
-                v = v * 10 + Int64(b[i] - 0x30)
-            }
-            return v
-        }
-        guard b.count >= 20, let y = num(0, 4), b[4] == 0x2D, let mo = num(5, 2), b[7] == 0x2D,
-            let d = num(8, 2), b[10] == 0x54 || b[10] == 0x74, let h = num(11, 2), b[13] == 0x3A,
-            let mi = num(14, 2), b[16] == 0x3A, let s = num(17, 2)
-        else { return nil }
-        guard (1...12).contains(mo), d >= 1, d <= Timestamp.daysInMonth(year: y, month: mo), h < 24, mi < 60,
-            s < 60
-        else { return nil }
-        var i = 19
-        var ms: Int64 = 0
-        if i < b.count, b[i] == 0x2E {
-            i += 1
-            var digits = 0
-            while i < b.count, b[i] >= 0x30, b[i] <= 0x39 {
-                if digits < 3 { ms = ms * 10 + Int64(b[i] - 0x30) }
-                digits += 1
-                i += 1
-            }
-            guard digits > 0 else { return nil }
-            for _ in digits..<3 where digits < 3 { ms *= 10 }
-        }
-        var offsetSeconds: Int64 = 0
-        guard i < b.count else { return nil }
-        if b[i] == 0x5A || b[i] == 0x7A {
-            i += 1
-        } else if b[i] == 0x2B || b[i] == 0x2D {
-            guard let oh = num(i + 1, 2), b.count > i + 3, b[i + 3] == 0x3A, let om = num(i + 4, 2), oh < 24,
-                om < 60
-            else { return nil }
-            offsetSeconds = (oh * 3600 + om * 60) * (b[i] == 0x2B ? 1 : -1)
-            i += 6
-        } else {
-            return nil
-        }
-        guard i == b.count else { return nil }
-        let days = Timestamp.days(fromCivil: y, mo, d)
-        let seconds = days * 86_400 + h * 3600 + mi * 60 + s - offsetSeconds
-        self.milliseconds = seconds * 1000 + ms
+        guard let t = RFC3339Time(parsing: text) else { return nil }
+        self.milliseconds = t.seconds * 1000 + t.nanoseconds / 1_000_000
     }
 
     // Howard Hinnant's civil-date algorithms (days since 1970-01-01, proleptic Gregorian).
@@ -139,4 +95,61 @@ public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible
 extension JSON {
     public init(_ t: Timestamp) { self = .string(t.rfc3339) }
     public init(_ t: Timestamp?) { self = t.map { .string($0.rfc3339) } ?? .null }
+}
+
+/// An RFC 3339 time to the nanosecond: `YYYY-MM-DDTHH:MM:SS[.fraction](Z|+HH:MM|-HH:MM)`, `T` and
+/// `Z` in either case, a real date, hours 00-23, seconds 00-59 (no leap second), at least one
+/// fraction digit when there is a point; digits after the ninth are ignored.
+public struct RFC3339Time: Equatable, Sendable {
+    /// Whole seconds since 1970-01-01T00:00:00Z.
+    public var seconds: Int64
+    /// 0 … 999,999,999.
+    public var nanoseconds: Int64
+
+    public init?(parsing text: String) {
+        let b = Array(text.utf8)
+        func num(_ from: Int, _ count: Int) -> Int64? {
+            guard from + count <= b.count else { return nil }
+            var v: Int64 = 0
+            for i in from..<(from + count) {
+                guard b[i] >= 0x30, b[i] <= 0x39 else { return nil }
+                v = v * 10 + Int64(b[i] - 0x30)
+            }
+            return v
+        }
+        guard b.count >= 20, let y = num(0, 4), b[4] == 0x2D, let mo = num(5, 2), b[7] == 0x2D,
+            let d = num(8, 2), b[10] == 0x54 || b[10] == 0x74, let h = num(11, 2), b[13] == 0x3A,
+            let mi = num(14, 2), b[16] == 0x3A, let s = num(17, 2),
+            (1...12).contains(mo), d >= 1, d <= Timestamp.daysInMonth(year: y, month: mo), h < 24, mi < 60, s < 60
+        else { return nil }
+        var i = 19
+        var fraction: Int64 = 0
+        if i < b.count, b[i] == 0x2E {
+            i += 1
+            var digits = 0
+            var scale: Int64 = 100_000_000
+            while i < b.count, b[i] >= 0x30, b[i] <= 0x39 {
+                if digits < 9 { fraction += Int64(b[i] - 0x30) * scale }
+                scale /= 10
+                digits += 1
+                i += 1
+            }
+            guard digits > 0 else { return nil }
+        }
+        var offset: Int64 = 0
+        guard i < b.count else { return nil }
+        if b[i] == 0x5A || b[i] == 0x7A {
+            i += 1
+        } else if b[i] == 0x2B || b[i] == 0x2D {
+            guard let oh = num(i + 1, 2), b.count > i + 3, b[i + 3] == 0x3A, let om = num(i + 4, 2), oh < 24, om < 60
+            else { return nil }
+            offset = (oh * 3600 + om * 60) * (b[i] == 0x2B ? 1 : -1)
+            i += 6
+        } else {
+            return nil
+        }
+        guard i == b.count else { return nil }
+        seconds = Timestamp.days(fromCivil: y, mo, d) * 86_400 + h * 3600 + mi * 60 + s - offset
+        nanoseconds = fraction
+    }
 }
