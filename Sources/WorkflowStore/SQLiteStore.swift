@@ -65,7 +65,7 @@ public final class SQLiteStore: EngineStore {
     }
 
     public func close() {
-        try? queue?.inDatabase { _ in statements.removeAll() }  // finalized before the connection closes
+        queue?.inDatabase { _ in statements.removeAll() }  // finalized before the connection closes
         try? queue?.close()
         queue = nil
     }

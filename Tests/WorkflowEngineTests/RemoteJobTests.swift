@@ -7,9 +7,7 @@ import XCTest
 final class IdempotencyTests: XCTestCase {
     func testDuplicateSubmitDoesNotCreateASecondJob() throws {
         let h = try Harness()
-        h.register(tool: "StylizeRemote", outputs: ["image": "ImageRef"], remote: true)
-        let wf = h.create(h.register(template: Templates.oneRemote()))
-        h.call("workflow.runAllReady", ["workflowId": .string(wf)])
+        let wf = h.startOneRemote()
         let submits = h.effects("remote.submit")
         XCTAssertEqual(submits.count, 1)
         let runId = submits[0]["runId"]!
@@ -27,9 +25,7 @@ final class IdempotencyTests: XCTestCase {
 
     func testARunWithAJobIdIsNeverResubmittedAfterACrash() throws {
         let h = try Harness(file: true)
-        h.register(tool: "StylizeRemote", outputs: ["image": "ImageRef"], remote: true)
-        let wf = h.create(h.register(template: Templates.oneRemote()))
-        h.call("workflow.runAllReady", ["workflowId": .string(wf)])
+        let wf = h.startOneRemote()
         let runId = h.effects("remote.submit")[0]["runId"]!
         h.call("job.submitted", ["runId": runId, "jobId": "job-1"])
         try h.crash()
@@ -43,9 +39,7 @@ final class IdempotencyTests: XCTestCase {
 
     func testAnUnacknowledgedSubmitIsDeliveredAgainWithTheSameKeyAfterACrash() throws {
         let h = try Harness(file: true)
-        h.register(tool: "StylizeRemote", outputs: ["image": "ImageRef"], remote: true)
-        let wf = h.create(h.register(template: Templates.oneRemote()))
-        h.call("workflow.runAllReady", ["workflowId": .string(wf)])
+        h.startOneRemote()
         let first = h.effects("remote.submit")
         XCTAssertEqual(first.count, 1)
         try h.crash()
@@ -64,9 +58,7 @@ final class IdempotencyTests: XCTestCase {
 final class ResumePollingTests: XCTestCase {
     func testPollsEveryTenSecondsWithJitterAndReconcilesAfterRelaunch() throws {
         let h = try Harness(file: true)
-        h.register(tool: "StylizeRemote", outputs: ["image": "ImageRef"], remote: true)
-        let wf = h.create(h.register(template: Templates.oneRemote()))
-        h.call("workflow.runAllReady", ["workflowId": .string(wf)])
+        let wf = h.startOneRemote()
         let runId = h.effects("remote.submit")[0]["runId"]!
         h.call("job.submitted", ["runId": runId, "jobId": "job-1"])
         // The first poll comes between 9 and 11 s later (10 s ± 10 %).
@@ -90,9 +82,7 @@ final class ResumePollingTests: XCTestCase {
 
     func testUnansweredPollIsNotDuplicatedButRedeliveredAfterRelaunch() throws {
         let h = try Harness(file: true)
-        h.register(tool: "StylizeRemote", outputs: ["image": "ImageRef"], remote: true)
-        let wf = h.create(h.register(template: Templates.oneRemote()))
-        h.call("workflow.runAllReady", ["workflowId": .string(wf)])
+        h.startOneRemote()
         h.call("job.submitted", ["runId": h.effects("remote.submit")[0]["runId"]!, "jobId": "job-1"])
         h.advance(11)
         h.advance(11)  // second poll due while the first is still untaken: coalesced
@@ -105,9 +95,7 @@ final class ResumePollingTests: XCTestCase {
 /// TEST PLAN §5: backoff and retry policy.
 final class BackoffTests: XCTestCase {
     private func submitRun(_ h: Harness) -> (wf: String, runId: JSON) {
-        h.register(tool: "StylizeRemote", outputs: ["image": "ImageRef"], remote: true)
-        let wf = h.create(h.register(template: Templates.oneRemote()))
-        h.call("workflow.runAllReady", ["workflowId": .string(wf)])
+        let wf = h.startOneRemote()
         let submits = h.effects("remote.submit")
         XCTAssertEqual(submits.count, 1)
         return (wf, submits[0]["runId"] ?? .null)
@@ -238,9 +226,7 @@ final class InterruptedLocalTests: XCTestCase {
 final class CancelDeliveryTests: XCTestCase {
     func testRemoteCancelIsDeliveredAgainAfterACrashUntilTheJobsEndIsReported() throws {
         let h = try Harness(file: true)
-        h.register(tool: "StylizeRemote", outputs: ["image": "ImageRef"], remote: true)
-        let wf = h.create(h.register(template: Templates.oneRemote()))
-        h.call("workflow.runAllReady", ["workflowId": .string(wf)])
+        let wf = h.startOneRemote()
         h.call("job.submitted", ["runId": h.effects("remote.submit")[0]["runId"]!, "jobId": "job-1"])
         h.call("node.cancel", ["workflowId": .string(wf), "nodeId": "stylize1"])
         let first = h.effects("remote.cancel")
@@ -267,9 +253,7 @@ final class CancelDeliveryTests: XCTestCase {
 final class ReconnectCadenceTests: XCTestCase {
     func testAfterReconnectingPollsReturnToTheTenSecondCadence() throws {
         let h = try Harness()
-        h.register(tool: "StylizeRemote", outputs: ["image": "ImageRef"], remote: true)
-        let wf = h.create(h.register(template: Templates.oneRemote()))
-        h.call("workflow.runAllReady", ["workflowId": .string(wf)])
+        h.startOneRemote()
         h.call("job.submitted", ["runId": h.effects("remote.submit")[0]["runId"]!, "jobId": "j"])
         for _ in 0..<6 {
             var waited = 0

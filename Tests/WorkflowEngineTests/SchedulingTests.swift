@@ -212,9 +212,7 @@ final class OfflineTests: XCTestCase {
 
     func testPollsAreHeldWhileOfflineAndAskedAtOnceWhenBackOnline() throws {
         let h = try Harness()
-        h.register(tool: "StylizeRemote", outputs: ["image": "ImageRef"], remote: true)
-        let wf = h.create(h.register(template: Templates.oneRemote()))
-        h.call("workflow.runAllReady", ["workflowId": .string(wf)])
+        let wf = h.startOneRemote()
         h.call("job.submitted", ["runId": h.effects("remote.submit")[0]["runId"]!, "jobId": "job-1"])
         h.call("network.set", ["online": false])
         h.advance(60)
@@ -229,9 +227,7 @@ final class OfflineTests: XCTestCase {
 final class PollingPauseTests: XCTestCase {
     func testPausingStopsPollsOnlyAndResumingPollsAtOnce() throws {
         let h = try Harness()
-        h.register(tool: "StylizeRemote", outputs: ["image": "ImageRef"], remote: true)
-        let wf = h.create(h.register(template: Templates.oneRemote()))
-        h.call("workflow.runAllReady", ["workflowId": .string(wf)])
+        let wf = h.startOneRemote()
         h.call("job.submitted", ["runId": h.effects("remote.submit")[0]["runId"]!, "jobId": "job-1"])
         h.call("workflow.setPolling", ["workflowId": .string(wf), "paused": true])
         h.advance(120)
@@ -249,9 +245,7 @@ final class PollingPauseTests: XCTestCase {
 final class CancelTests: XCTestCase {
     func testCancelARunningRemoteJobEmitsRemoteCancelAndEndsCancelled() throws {
         let h = try Harness()
-        h.register(tool: "StylizeRemote", outputs: ["image": "ImageRef"], remote: true)
-        let wf = h.create(h.register(template: Templates.oneRemote()))
-        h.call("workflow.runAllReady", ["workflowId": .string(wf)])
+        let wf = h.startOneRemote()
         h.call("job.submitted", ["runId": h.effects("remote.submit")[0]["runId"]!, "jobId": "job-1"])
         h.call("job.update", ["jobId": "job-1", "status": "running"])
         let r = h.call("node.cancel", ["workflowId": .string(wf), "nodeId": "stylize1"])
@@ -266,9 +260,7 @@ final class CancelTests: XCTestCase {
 
     func testCancelBeforeTheProviderAnswersCancelsTheLateJob() throws {
         let h = try Harness()
-        h.register(tool: "StylizeRemote", outputs: ["image": "ImageRef"], remote: true)
-        let wf = h.create(h.register(template: Templates.oneRemote()))
-        h.call("workflow.runAllReady", ["workflowId": .string(wf)])
+        let wf = h.startOneRemote()
         let runId = h.effects("remote.submit")[0]["runId"]!
         h.call("node.cancel", ["workflowId": .string(wf), "nodeId": "stylize1"])
         XCTAssertTrue(h.effects("remote.cancel").isEmpty, "no job yet")

@@ -79,9 +79,7 @@ final class ToolCardTests: XCTestCase {
 
     func testPausePollingTogglesTheLabelAndTheJobContinues() throws {
         let h = try Harness()
-        h.register(tool: "StylizeRemote", outputs: ["image": "ImageRef"], remote: true)
-        let wf = h.create(h.register(template: Templates.oneRemote()))
-        h.call("workflow.runAllReady", ["workflowId": .string(wf)])
+        let wf = h.startOneRemote()
         h.call("job.submitted", ["runId": h.effects("remote.submit")[0]["runId"]!, "jobId": "j"])
         let toolbar = h.call("workflow.detail", ["workflowId": .string(wf)])["toolbar"]
         XCTAssertEqual(toolbar?["polling"]?["label"], "Pause polling")
@@ -156,7 +154,7 @@ final class CachePolicyTests: XCTestCase {
         let usage = h.call("cache.usage")
         XCTAssertEqual(usage["total"], .int(200 * mb))
         XCTAssertEqual(usage["pinned"], .int(75 * mb))
-        h.take()
+        _ = h.take()
         let freed = h.call("cache.freeUpSpace")
         XCTAssertEqual(freed["evicted"], 5)
         XCTAssertEqual(freed["freedBytes"], .int(100 * mb))
@@ -180,7 +178,7 @@ final class CachePolicyTests: XCTestCase {
         h.call("cache.record", ["assetId": ids[0], "variant": "preview", "bytes": 50])
         h.call("cache.record", ["assetId": ids[1], "variant": "preview", "bytes": 50])
         h.call("asset.pin", ["assetId": ids[1], "pinned": true])
-        h.take()
+        _ = h.take()
         h.advance(7 * 86_400 - 1)
         XCTAssertTrue(h.effects("cache.evict").isEmpty)
         h.advance(1)
@@ -206,10 +204,9 @@ final class LoggingPolicyTests: XCTestCase {
             get { metadata[key] }
             set { metadata[key] = newValue }
         }
-        func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String, file: String,
-                 function: String, line: UInt) {
-            let all = self.metadata.merging(metadata ?? [:]) { $1 }
-            capture.add("\(level) \(message) \(all.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" })")
+        func log(event: LogEvent) {
+            let all = metadata.merging(event.metadata ?? [:]) { $1 }
+            capture.add("\(event.level) \(event.message) \(all.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" })")
         }
     }
 

@@ -81,6 +81,16 @@ final class Harness {
         return call("workflow.create", args)["workflowId"]?.stringValue ?? ""
     }
 
+    /// The usual remote start: the `StylizeRemote` tool, a workflow of the one-node template
+    /// (``Templates/oneRemote(kind:options:)``), and "Run all ready". Returns the workflow id.
+    @discardableResult
+    func startOneRemote() -> String {
+        register(tool: "StylizeRemote", outputs: ["image": "ImageRef"], remote: true)
+        let wf = create(register(template: Templates.oneRemote()))
+        call("workflow.runAllReady", ["workflowId": .string(wf)])
+        return wf
+    }
+
     /// Reopens on the same store as a killed process would find it.
     func crash() throws {
         abandoned.append(engine)
