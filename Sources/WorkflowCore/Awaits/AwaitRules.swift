@@ -141,7 +141,7 @@ extension Executor {
     }
 
     /// Claims the await for `claimant` for the lease (300 s); the same claimant renews it.
-    /// Claiming a snoozed await wakes it.
+    /// Claiming a snoozed await wakes it (and notifies again).
     public func claim(_ wf: inout Workflow, awaitIndex i: Int, claimant: String) throws(EngineError) -> Timestamp {
         let a = wf.awaits[i]
         try requireOpen(a, "claim")
@@ -150,8 +150,11 @@ extension Executor {
         wf.awaits[i].claim = AwaitClaim(claimant: claimant, claimedAt: a.claim?.claimant == claimant ? a.claim!.claimedAt : ctx.now,
                                         leaseExpiresAt: lease)
         if a.status == .snoozed {
+            // Pending again, so notified again (snoozing withdrew the notification): if the
+            // claimant releases it or the lease lapses, it is still on the person's devices.
             wf.awaits[i].status = .pending
             wf.awaits[i].snoozeUntil = nil
+            emitNotify(wf, awaitIndex: i)
         }
         wf.updatedAt = ctx.now
         ctx.metric("await.claimed", ["workflowId": .string(wf.workflowId), "awaitId": .string(a.awaitId),

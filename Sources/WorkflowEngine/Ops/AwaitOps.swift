@@ -113,6 +113,13 @@ extension Engine {
                     throw .invalid("unknownAction", "'\(action)' is not an action of \(a.type.notificationCategory)",
                                    details: ["action": .string(action), "actions": JSON(offered)])
                 }
+                // A stale notification (the item was answered, skipped or expired elsewhere) acts on
+                // nothing, not even Open: the shell shows the node instead.
+                guard a.isOpen else {
+                    throw .state("awaitNotOpen", "the await is \(a.status.rawValue); this notification is stale",
+                                 details: ["awaitId": .string(a.awaitId), "status": .string(a.status.rawValue),
+                                           "navigate": DeepLink(workflowId: a.workflowId, nodeId: a.nodeId, awaitId: nil).json])
+                }
                 var result: JSONObject = ["awaitId": .string(a.awaitId), "action": .string(action)]
                 switch action {
                 case "Open", "Edit":
@@ -201,12 +208,15 @@ extension Engine {
 
     static func findAwait(_ uow: UnitOfWork, _ args: Args) throws(EngineError) -> (Workflow, Int) {
         let awaitId = try args.string("awaitId")
-        if let id = uow.workflowId(forAwait: awaitId), let wf = try uow.workflow(id), let i = wf.awaitIndex(awaitId) {
+        if let id = uow.workflowId(forAwait: awaitId), let wf = try uow.workflow(id), let i = wf.awaitIndex(awaitId),
+            !wf.awaits[i].cleared
+        {
             return (wf, i)
         }
-        // Done awaits are not indexed: look through the Action Center's workflows.
+        // Done awaits are not indexed: look through the Action Center's workflows. A cleared one
+        // (done past its retention) is gone, whatever else its workflow holds.
         for wf in try inboxWorkflows(uow, only: nil) {
-            if let i = wf.awaitIndex(awaitId) { return (wf, i) }
+            if let i = wf.awaitIndex(awaitId), !wf.awaits[i].cleared { return (wf, i) }
         }
         throw .notFound("unknownAwait", "no await '\(awaitId)'", details: ["awaitId": .string(awaitId)])
     }
