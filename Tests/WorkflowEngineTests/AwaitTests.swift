@@ -69,6 +69,21 @@ final class AwaitUniquenessTests: XCTestCase {
         XCTAssertEqual(h.call("await.list")["pending"]?.arrayValue?.count, 1)
         XCTAssertEqual(h.call("workflow.get", ["workflowId": .string(wf)])["awaits"]?.arrayValue?.count, 1)
     }
+
+    func testAnAwaitingNodeCannotBeStartedAgainSoNoSecondAwaitIsFiled() throws {
+        let h = try Harness(file: true)
+        let (wf, awaitId) = maskAwaiting(h)
+        for op in ["node.run", "node.rerunLatest", "node.retry"] {
+            let e = h.fail(op, ["workflowId": .string(wf), "nodeId": "mask1"])
+            XCTAssertEqual(e.status, .state, "\(op): \(e.code)")
+        }
+        h.call("workflow.runAllReady", ["workflowId": .string(wf)])
+        try h.crash()
+        h.call("workflow.runAllReady", ["workflowId": .string(wf)])
+        let awaits = h.call("workflow.get", ["workflowId": .string(wf)])["awaits"]?.arrayValue ?? []
+        XCTAssertEqual(awaits.map { $0["awaitId"] }, [.string(awaitId)], "still exactly one await")
+        XCTAssertFalse(h.take().contains { $0["type"] == "notify" && $0["awaitId"] != .string(awaitId) })
+    }
 }
 
 /// Step 5 / TEST PLAN §6 and §8: claim, complete, snooze, release, skip, expiry.
@@ -154,6 +169,63 @@ final class AwaitLifecycleTests: XCTestCase {
         let e = h.fail("await.snooze", ["awaitId": .string(id)])
         XCTAssertEqual(e.code, "snoozeLimitReached")
         XCTAssertEqual(e.status, .state)
+    }
+
+    func testAClaimThatWakesASnoozeNotifiesAgainSoAReleasedAwaitIsStillOnTheDevices() throws {
+        let h = try Harness(file: true)
+        let (_, id) = maskAwaiting(h)
+        h.call("await.snooze", ["awaitId": .string(id)])
+        XCTAssertEqual(h.take().filter { $0["type"] == "notify.withdraw" }.count, 1, "snoozing withdraws the notification")
+        h.call("await.claim", ["awaitId": .string(id), "claimant": "ipad"])
+        h.call("await.release", ["awaitId": .string(id), "claimant": "ipad"])
+        try h.crash()
+        XCTAssertEqual(h.call("await.get", ["awaitId": .string(id)])["status"], "pending")
+        let notify = h.effects("notify")
+        XCTAssertEqual(notify.map { $0["awaitId"] }, [.string(id)], "pending again, so notified again")
+    }
+
+    func testASnoozedAwaitStillExpiresOnTime() throws {
+        let h = try Harness()
+        let (wf, id) = maskAwaiting(h)
+        h.advance(23 * 3600)
+        h.call("await.snooze", ["awaitId": .string(id), "seconds": 7200])
+        h.advance(3600 - 1)
+        XCTAssertEqual(h.call("await.get", ["awaitId": .string(id)])["status"], "snoozed")
+        h.advance(1)
+        XCTAssertEqual(h.state(wf, "mask1"), "failed", "expiry is not postponed by a snooze")
+        XCTAssertEqual(h.node(wf, "mask1")["lastError"]?["code"], "awaitExpired")
+        XCTAssertEqual(h.call("await.get", ["awaitId": .string(id)])["resolution"], "expired")
+    }
+
+    func testAClearedAwaitIsUnknownEvenWhileItsWorkflowHasAnotherOpenOne() throws {
+        let h = try Harness()
+        var t = Templates.stylize.objectValue!
+        var nodes = t["nodes"]!.arrayValue!
+        var second = nodes[1].objectValue!
+        second["id"] = "mask2"
+        second["await"] = .object(second["await"]!.objectValue!.merging(["expiresIn": "PT720H"]))  // open past the retention
+        nodes.append(.object(second))
+        t["nodes"] = .array(nodes)
+        t["edges"] = .array(t["edges"]!.arrayValue! + [["from": ["load1", "image"], "to": ["mask2", "image"]]])
+        let (wf, first) = maskAwaiting(h, template: .object(t))
+        let other = h.node(wf, "mask2")["awaitId"]!
+        h.call("await.complete", ["awaitId": .string(first), "result": ["asset": ["type": "MaskRef", "uri": "file:///m"]]])
+        h.advance(7 * 86_400)
+        XCTAssertEqual(h.fail("await.get", ["awaitId": .string(first)]).code, "unknownAwait")
+        XCTAssertEqual(h.fail("await.respond", ["awaitId": .string(first), "action": "Open"]).code, "unknownAwait")
+        XCTAssertEqual(h.call("await.get", ["awaitId": other])["status"], "pending")
+    }
+
+    func testAStaleNotificationActsOnNothingAndPointsAtTheNode() throws {
+        let h = try Harness()
+        let (wf, id) = maskAwaiting(h)
+        h.call("await.complete", ["awaitId": .string(id), "result": ["asset": ["type": "MaskRef", "uri": "file:///m"]]])
+        for action in ["Open", "Snooze"] {
+            let e = h.fail("await.respond", ["awaitId": .string(id), "action": .string(action)])
+            XCTAssertEqual(e.code, "awaitNotOpen", action)
+            XCTAssertEqual(e.details["navigate"]?["workflowId"], .string(wf))
+            XCTAssertEqual(e.details["navigate"]?["nodeId"], "mask1")
+        }
     }
 
     func testActionCenterListsPendingTwoSnoozedOneDoneZeroByUrgencyThenAge() throws {
