@@ -221,6 +221,61 @@ final class OfflineTests: XCTestCase {
         h.call("network.set", ["online": true])
         XCTAssertEqual(h.effects("remote.poll").count, 1)
     }
+
+    func testASubmitRetryFallingDueWhileOfflineWaitsForTheNetworkWithoutSpendingAnAttempt() throws {
+        let h = try Harness()
+        let wf = h.startOneRemote()
+        let runId = h.effects("remote.submit")[0]["runId"]!
+        h.call("job.transportError", ["runId": runId, "httpStatus": 503])
+        h.call("network.set", ["online": false])
+        XCTAssertEqual(h.call("engine.nextDeadline")["at"], .null, "a held retry is no deadline")
+        h.advance(3_600)
+        XCTAssertEqual(h.effects("remote.submit").count, 0, "no submit is attempted while offline")
+        XCTAssertEqual(h.state(wf, "stylize1"), "queuedRemote")
+        let card = h.call("workflow.detail", ["workflowId": .string(wf)])["cards"]?.arrayValue?
+            .first { $0["nodeId"] == "stylize1" }
+        XCTAssertEqual(card?["statusText"], "Offline — waiting for the network")
+        h.call("network.set", ["online": true])
+        let submits = h.effects("remote.submit")
+        XCTAssertEqual(submits.count, 1, "the due retry goes as soon as the network is back")
+        XCTAssertEqual(submits.first?["attempt"], 2)
+        XCTAssertEqual(submits.first?["runId"], runId)
+    }
+
+    func testRetriesFallingDueOfflineNeverExhaustTheAutomaticRetriesAndTheNodeCompletesOnline() throws {
+        let h = try Harness()
+        let wf = h.startOneRemote()
+        var runId = h.effects("remote.submit")[0]["runId"]!
+        for _ in 0..<3 {
+            h.call("job.transportError", ["runId": runId, "httpStatus": 502])
+            h.call("network.set", ["online": false])
+            h.advance(10_000)
+            XCTAssertEqual(h.state(wf, "stylize1"), "queuedRemote", "offline never fails a held retry")
+            h.call("network.set", ["online": true])
+            runId = h.effects("remote.submit")[0]["runId"]!
+        }
+        h.call("job.submitted", ["runId": runId, "jobId": "job-1"])
+        h.call("job.update", ["jobId": "job-1", "status": "succeeded",
+                              "outputs": ["image": ["type": "ImageRef", "uri": "file:///out.png"]]])
+        XCTAssertEqual(h.state(wf, "stylize1"), "succeeded")
+    }
+
+    func testADownloadRetryFallingDueWhileOfflineIsHeldUntilTheNetworkIsBack() throws {
+        let h = try Harness()
+        let wf = h.startOneRemote()
+        let runId = h.effects("remote.submit")[0]["runId"]!
+        h.call("job.submitted", ["runId": runId, "jobId": "job-1"])
+        h.call("job.update", ["jobId": "job-1", "status": "succeeded",
+                              "outputs": ["image": ["url": "https://cdn.example/out.png"]]])
+        XCTAssertEqual(h.effects("remote.download").count, 1)
+        h.call("job.transportError", ["runId": runId])
+        h.call("network.set", ["online": false])
+        h.advance(3_600)
+        XCTAssertEqual(h.effects("remote.download").count, 0, "no download is attempted while offline")
+        XCTAssertEqual(h.state(wf, "stylize1"), "downloading")
+        h.call("network.set", ["online": true])
+        XCTAssertEqual(h.effects("remote.download").count, 1, "the download is retried when back online")
+    }
 }
 
 /// TEST PLAN §7: "Pause polling changes only status checks (does not stop jobs)".

@@ -73,7 +73,9 @@ extension Executor {
                               status: "Needs your input")
         case .queuedRemote:
             let status: String
-            if let run, run.status == .retryWait, let at = run.nextAttemptAt {
+            if let run, run.status == .retryWait, !ctx.isOnline {
+                status = "Offline — waiting for the network"
+            } else if let run, run.status == .retryWait, let at = run.nextAttemptAt {
                 status = "Retrying at \(at.rfc3339) (retry \(run.submitFailures) of \(RetryPolicy.maxSubmitRetries))"
             } else if let run, run.reconnecting {
                 status = "Reconnecting…"

@@ -94,16 +94,11 @@ extension Engine {
             uow.setOnline(online)
             try engine.reconcileActive(uow) { graph in graph.nodes.contains { $0.resourceClass == .remote } }
             if online {
-                // Polls skipped while offline: ask for every live job's status now.
+                // Held while offline: due submit retries and downloads go now, and polls skipped
+                // while offline ask for every live job's status.
                 for id in uow.touchedWorkflowIds {
                     guard var wf = uow.workflows[id] else { continue }
-                    let executor = try uow.executor(for: wf)
-                    var changed = false
-                    for r in wf.runs.indices where wf.runs[r].status.hasLiveJob && !wf.pollingPaused {
-                        executor.pollNow(&wf, runIndex: r)
-                        changed = true
-                    }
-                    if changed { uow.putWorkflow(wf) }
+                    if try uow.executor(for: wf).resumeOnline(&wf) { uow.putWorkflow(wf) }
                 }
             }
             uow.log(.notice, "network changed", ["online": "\(online)"])
