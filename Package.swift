@@ -3,6 +3,7 @@ import PackageDescription
 
 // Layers point one way (docs/ARCHITECTURE.md):
 //   WorkflowCore  <-  WorkflowStore  <-  WorkflowEngine  <-  WorkflowCAPI (libworkflow.so)
+//   WorkflowCore  <-  WorkflowTools (the Swift Tool SDK and the built-in text tools)
 // Core is sans-IO; Store persists through GRDB; Engine is the facade and op dispatcher;
 // the C API converts Jansson values and catches every error at the boundary.
 let package = Package(
@@ -10,6 +11,7 @@ let package = Package(
     products: [
         .library(name: "workflow", type: .dynamic, targets: ["WorkflowCAPI"]),
         .library(name: "WorkflowEngine", targets: ["WorkflowEngine"]),
+        .library(name: "WorkflowTools", targets: ["WorkflowTools"]),
         .executable(name: "wf-bench", targets: ["wf-bench"]),
         .executable(name: "wf-conformance", targets: ["wf-conformance"]),
     ],
@@ -50,6 +52,10 @@ let package = Package(
             ]
         ),
         .target(
+            name: "WorkflowTools",
+            dependencies: ["WorkflowCore"]
+        ),
+        .target(
             name: "WorkflowCAPI",
             dependencies: ["CJansson", "WorkflowCore", "WorkflowEngine"],
             linkerSettings: [
@@ -73,7 +79,8 @@ let package = Package(
         ),
         .testTarget(name: "WorkflowCoreTests", dependencies: ["WorkflowCore"]),
         .testTarget(name: "WorkflowStoreTests", dependencies: ["WorkflowStore", "WorkflowCore"]),
-        .testTarget(name: "WorkflowEngineTests", dependencies: ["WorkflowEngine", "WorkflowCore"]),
+        .testTarget(name: "WorkflowEngineTests", dependencies: ["WorkflowEngine", "WorkflowCore", "WorkflowTools"]),
+        .testTarget(name: "WorkflowToolsTests", dependencies: ["WorkflowTools", "WorkflowEngine", "WorkflowCore"]),
         .testTarget(name: "WorkflowCAPITests", dependencies: ["WorkflowCAPI", "CJansson", "WorkflowCore"]),
         .testTarget(
             name: "ConformanceTests",

@@ -161,7 +161,7 @@ final class AwaitLifecycleTests: XCTestCase {
         XCTAssertEqual(s["snoozeUntil"], "2026-01-01T01:00:00.000Z", "now + 1 h")
         XCTAssertNil(s["claim"], "snooze does not claim")
         XCTAssertEqual(h.call("await.list")["counts"], ["pending": 0, "snoozed": 1, "done": 0])
-        h.take()
+        _ = h.take()
         h.advance(3600)
         XCTAssertEqual(h.call("await.get", ["awaitId": .string(id)])["status"], "pending")
         XCTAssertEqual(h.effects("notify").count, 1, "reminded when the snooze ends")

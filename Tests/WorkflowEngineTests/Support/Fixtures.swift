@@ -53,11 +53,9 @@ enum Templates {
         "options": ["concurrency": ["remote": 8, "local": 2], "errorPolicy": "fail-fast"],
     ]
 
+    /// Registers the built-in text tools' own catalogue entries (WorkflowTools).
     static func registerTextTools(_ h: Harness) {
-        h.register(tool: "Text", outputs: ["text": "TextRef"])
-        h.register(tool: "Uppercase", inputs: ["text": "TextRef"], outputs: ["text": "TextRef"])
-        h.register(tool: "Append", inputs: ["text": "TextRef"], outputs: ["text": "TextRef"])
-        h.register(tool: "Reverse", inputs: ["text": "TextRef"], outputs: ["text": "TextRef"])
+        for spec in TextTools.box.specs { h.call("tool.register", spec.json.objectValue!) }
     }
 
     static func registerStylizeTools(_ h: Harness) {

@@ -1,6 +1,7 @@
 import Foundation
 import WorkflowCore
 import WorkflowEngine
+import WorkflowTools
 import XCTest
 
 /// An engine under test with a manual clock, and shorthands for driving it like a host.
@@ -104,37 +105,19 @@ final class Harness {
     }
 }
 
-/// Text assets for the pure text tools: `data:` URIs.
+/// Text assets for the pure text tools: `data:` URIs, made and read as the library's built-in
+/// text tools make and read them.
 enum TextAsset {
-    static func json(_ text: String) -> JSON {
-        ["type": "TextRef", "uri": .string(uri(text)), "bytes": .int(Int64(text.utf8.count)),
-         "meta": ["providerSchema": "v1"]]
-    }
+    static func json(_ text: String) -> JSON { ToolBox.json(TextContent.asset(text)) }
 
-    static func uri(_ text: String) -> String {
-        "data:text/plain;charset=utf-8," + (text.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")
-    }
+    static func uri(_ text: String) -> String { TextContent.asset(text).uri }
 
-    static func text(_ uri: String) -> String? {
-        guard let comma = uri.firstIndex(of: ",") else { return nil }
-        return String(uri[uri.index(after: comma)...]).removingPercentEncoding
-    }
+    static func text(_ uri: String) -> String? { try? TextContent.read(uri) }
 }
 
-/// The pure text tools a scripted host runs for `local.run` effects.
+/// The pure text tools a scripted host runs for `local.run` effects: WorkflowTools' built-ins.
 enum TextTools {
-    static func run(_ effect: JSON) -> JSON {
-        let kind = effect["kind"]?.stringValue ?? ""
-        let params = effect["params"]?.objectValue ?? [:]
-        let input = effect["inputs"]?["text"]?["uri"]?.stringValue.flatMap(TextAsset.text) ?? ""
-        let output: String
-        switch kind {
-        case "Text": output = params["text"]?.stringValue ?? ""
-        case "Uppercase": output = input.uppercased()
-        case "Append": output = input + (params["suffix"]?.stringValue ?? "")
-        case "Reverse": output = String(input.reversed())
-        default: return ["runId": effect["runId"]!, "error": ["code": "unknownTool", "message": .string("no tool \(kind)")]]
-        }
-        return ["runId": effect["runId"]!, "outputs": ["text": TextAsset.json(output)]]
-    }
+    static let box = ToolBox.builtInTextTools()
+
+    static func run(_ effect: JSON) -> JSON { .object(box.answer(effect)) }
 }

@@ -1,0 +1,71 @@
+import WorkflowCore
+
+/// The built-in pure text tools (003 step 2's sample, Text → Uppercase → Append, and Reverse).
+/// Each reads and writes `TextRef` assets in `data:` URIs, so they need no files; their previews
+/// look at no more of the text than the preview shows.
+public enum BuiltInTools {
+    public static let text: [any Tool] = [TextSource(), Uppercase(), Append(), Reverse()]
+
+    static let textPort = [PortSpec(name: "text", type: "TextRef")]
+
+    /// `Text`: makes a text asset from its `text` parameter.
+    public struct TextSource: Tool {
+        public init() {}
+        public var spec: ToolSpec {
+            ToolSpec(kind: "Text", title: "Text", description: "Makes a text from its 'text' parameter.",
+                     outputs: textPort, defaults: ["text": ""], summaryParams: ["text"])
+        }
+        public func run(_ invocation: ToolInvocation) throws -> [String: AssetDraft] {
+            ["text": TextContent.asset(try invocation.stringParam("text"))]
+        }
+        public func preview(_ invocation: ToolInvocation) throws -> ToolPreview? {
+            .text(String(try invocation.stringParam("text").prefix(ToolPreview.maxTextCharacters + 1)))
+        }
+    }
+
+    /// `Uppercase`: the input text in capitals.
+    public struct Uppercase: Tool {
+        public init() {}
+        public var spec: ToolSpec {
+            ToolSpec(kind: "Uppercase", title: "Uppercase", description: "Writes the text in capitals.",
+                     inputs: textPort, outputs: textPort)
+        }
+        public func run(_ invocation: ToolInvocation) throws -> [String: AssetDraft] {
+            ["text": TextContent.asset(try invocation.text("text").uppercased())]
+        }
+        public func preview(_ invocation: ToolInvocation) throws -> ToolPreview? {
+            .text(String(try invocation.text("text").prefix(ToolPreview.maxTextCharacters + 1)).uppercased())
+        }
+    }
+
+    /// `Append`: the input text followed by the `suffix` parameter.
+    public struct Append: Tool {
+        public init() {}
+        public var spec: ToolSpec {
+            ToolSpec(kind: "Append", title: "Append", description: "Adds the 'suffix' parameter after the text.",
+                     inputs: textPort, outputs: textPort, defaults: ["suffix": ""], summaryParams: ["suffix"])
+        }
+        public func run(_ invocation: ToolInvocation) throws -> [String: AssetDraft] {
+            ["text": TextContent.asset(try invocation.text("text") + invocation.stringParam("suffix"))]
+        }
+        public func preview(_ invocation: ToolInvocation) throws -> ToolPreview? {
+            let head = try invocation.text("text").prefix(ToolPreview.maxTextCharacters + 1)
+            return .text(String((head + (try invocation.stringParam("suffix"))).prefix(ToolPreview.maxTextCharacters + 1)))
+        }
+    }
+
+    /// `Reverse`: the input text backwards, character by character.
+    public struct Reverse: Tool {
+        public init() {}
+        public var spec: ToolSpec {
+            ToolSpec(kind: "Reverse", title: "Reverse", description: "Writes the text backwards.",
+                     inputs: textPort, outputs: textPort)
+        }
+        public func run(_ invocation: ToolInvocation) throws -> [String: AssetDraft] {
+            ["text": TextContent.asset(String(try invocation.text("text").reversed()))]
+        }
+        public func preview(_ invocation: ToolInvocation) throws -> ToolPreview? {
+            .text(String(try invocation.text("text").suffix(ToolPreview.maxTextCharacters + 1).reversed()))
+        }
+    }
+}
