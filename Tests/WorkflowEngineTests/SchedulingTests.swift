@@ -1,3 +1,4 @@
+import Foundation
 import WorkflowCore
 import WorkflowEngine
 import XCTest
@@ -18,18 +19,17 @@ final class FairnessTests: XCTestCase {
         let h = try Harness(extra: ["concurrency": ["remote": 3, "local": 2]])
         h.register(tool: "Job", outputs: ["out": "ImageRef"], remote: true)
         let tpl = h.register(template: remoteFan(5))
-        var wfs: [String] = []
-        for _ in 0..<10 {
-            let wf = h.create(tpl)
-            h.call("workflow.runAllReady", ["workflowId": .string(wf)])
-            wfs.append(wf)
-        }
+        let wfs = (0..<10).map { _ in h.create(tpl) }
+        // All ten ask at once (one batch: the queues start what they can after the last call).
+        h.call("batch", ["calls": .array(wfs.map { ["op": "workflow.runAllReady", "args": ["workflowId": .string($0)]] })])
         var jobs = 0
         var firstServed: [String] = []
+        var order: [String] = []
         // Each round: finish whatever is submitted, then let the queue move on.
         for _ in 0..<40 {
             for e in h.effects("remote.submit") {
                 if let w = e["workflowId"]?.stringValue, !firstServed.contains(w) { firstServed.append(w) }
+                order.append(e["workflowId"]?.stringValue ?? "?")
                 jobs += 1
                 let job = "job-\(jobs)"
                 h.call("job.submitted", ["runId": e["runId"]!, "jobId": .string(job)])
@@ -42,6 +42,10 @@ final class FairnessTests: XCTestCase {
         XCTAssertEqual(jobs, 50)
         XCTAssertEqual(firstServed.count, 10, "every workflow advanced")
         XCTAssertEqual(Array(firstServed.prefix(3)), Array(wfs.prefix(3)), "round-robin in turn order")
+        XCTAssertEqual(Set(order.prefix(10)).count, 10, "every workflow gets a run before any gets a second: \(order)")
+        for turn in 0..<5 {
+            XCTAssertEqual(Set(order[(turn * 10)..<(turn * 10 + 10)]), Set(wfs), "turn \(turn + 1) serves each workflow once")
+        }
         for wf in wfs { XCTAssertEqual(h.call("workflow.get", ["workflowId": .string(wf)])["status"], "done") }
     }
 
@@ -113,6 +117,30 @@ final class ConcurrencyCapTests: XCTestCase {
         let s = h.effects("remote.submit")
         XCTAssertEqual(s.count, 2, "one per workflow")
         XCTAssertEqual(Set(s.compactMap { $0["workflowId"]?.stringValue }), [a, b])
+    }
+
+    func testPerWorkflowLocalCapFromTemplateOptionsLeavesOtherWorkflowsFree() throws {
+        let h = try Harness(extra: ["concurrency": ["local": 4]])
+        Templates.registerTextTools(h)
+        let texts: [JSON] = ["x", "y", "z"].map { ["id": .string($0), "kind": "Text", "outputs": ["text": "TextRef"]] }
+        let capped = h.register(template: ["schema": "app.workflow/v2", "name": "capped", "nodes": .array(texts), "edges": [],
+                                           "options": ["concurrency": ["local": 1]]])
+        let free = h.register(template: ["schema": "app.workflow/v2", "name": "free", "nodes": .array(texts), "edges": []])
+        let a = h.create(capped)
+        let b = h.create(free)
+        h.call("workflow.runAllReady", ["workflowId": .string(a)])
+        h.call("workflow.runAllReady", ["workflowId": .string(b)])
+        var runs = h.effects("local.run")
+        XCTAssertEqual(runs.filter { $0["workflowId"] == .string(a) }.count, 1, "the capped workflow runs one at a time")
+        XCTAssertEqual(runs.filter { $0["workflowId"] == .string(b) }.count, 3, "the other uses the global slots")
+        XCTAssertEqual(h.call("scheduler.stats")["local"]?["running"], 4)
+        for _ in 0..<2 {
+            let mine = runs.first { $0["workflowId"] == .string(a) }!
+            h.call("local.completed", TextTools.run(mine).objectValue!)
+            runs = h.effects("local.run")
+            XCTAssertEqual(runs.count, 1, "a finished run frees its workflow's slot for the next")
+            XCTAssertEqual(runs.first?["workflowId"], .string(a))
+        }
     }
 
     func testLocalQueueCapAndGraphOrderWithinAWorkflow() throws {
@@ -294,6 +322,43 @@ final class PollingPauseTests: XCTestCase {
         XCTAssertEqual(h.effects("remote.poll").count, 1)
         h.advance(11)
         XCTAssertEqual(h.effects("remote.poll").count, 1, "then every 10 s again")
+    }
+
+    func testPausedPollingSurvivesAReopen() throws {
+        let h = try Harness(file: true)
+        let wf = h.startOneRemote()
+        h.call("job.submitted", ["runId": h.effects("remote.submit")[0]["runId"]!, "jobId": "job-1"])
+        h.call("workflow.setPolling", ["workflowId": .string(wf), "paused": true])
+        try h.reopen()
+        XCTAssertEqual(h.call("workflow.get", ["workflowId": .string(wf)])["pollingPaused"], true)
+        h.advance(120)
+        XCTAssertEqual(h.effects("remote.poll").count, 0, "still paused after the reopen")
+        h.call("workflow.setPolling", ["workflowId": .string(wf), "paused": false])
+        XCTAssertEqual(h.effects("remote.poll").count, 1)
+    }
+}
+
+/// engine.tick on the system clock: what is due by real time fires.
+final class SystemClockTests: XCTestCase {
+    func testEngineTickOnTheSystemClockFiresWhatRealTimeMadeDue() throws {
+        let h = try Harness(extra: ["clock": ["mode": "system"]])
+        Templates.registerStylizeTools(h)
+        let wf = h.create(h.register(template: Templates.stylize))
+        h.call("node.run", ["workflowId": .string(wf), "nodeId": "load1"])
+        for e in h.effects("local.run") {
+            h.call("local.completed", ["runId": e["runId"]!, "outputs": ["image": ["type": "ImageRef", "uri": "file:///p"]]])
+        }
+        let awaitId = try XCTUnwrap(h.node(wf, "mask1")["awaitId"]?.stringValue)
+        h.call("await.snooze", ["awaitId": .string(awaitId), "seconds": 1])
+        XCTAssertEqual(h.call("engine.tick")["fired"], 0, "nothing is due yet")
+        XCTAssertEqual(h.call("await.get", ["awaitId": .string(awaitId)])["status"], "snoozed")
+        Thread.sleep(forTimeInterval: 1.2)
+        let tick = h.call("engine.tick")
+        XCTAssertGreaterThanOrEqual(tick["fired"]?.intValue ?? 0, 1, "the snooze ended by the wall clock")
+        XCTAssertEqual(h.call("await.get", ["awaitId": .string(awaitId)])["status"], "pending")
+        let now = try XCTUnwrap(tick["now"]?.stringValue.flatMap { Timestamp(rfc3339: $0) })
+        XCTAssertLessThan(abs(Double(now.milliseconds) / 1000 - Date().timeIntervalSince1970), 5, "tick reads the real time")
+        XCTAssertEqual(h.fail("clock.advance", ["seconds": 1]).code, "clockNotManual")
     }
 }
 
