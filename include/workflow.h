@@ -78,11 +78,29 @@ typedef enum wf_status {
     WF_ENOTFOUND = -3,    /**< No such workflow, node, run, job, await, asset, template or tool. */
     WF_ESTATE = -4,       /**< Not allowed in the current state ("cannot run when state is blocked"). */
     WF_ETEMPLATE = -5,    /**< The template is invalid; details.errors lists every error found. */
-    WF_ECONFLICT = -6,    /**< Claimed elsewhere, duplicate, or a concurrent change. */
+    WF_ECONFLICT = -6,    /**< Claimed elsewhere ("alreadyClaimed"), duplicate, or a concurrent change. */
     WF_ESTORE = -7,       /**< Persistence failed; nothing was half-written. */
     WF_EUNSUPPORTED = -8, /**< Unknown op, or an option this build does not support. */
-    WF_ITEROVER = -31,    /**< Iteration finished (no more items). Not an error. */
-    WF_EINTERNAL = -99    /**< A bug in the engine. Please report it with the error record. */
+    /**
+     * Iteration finished (no more items). Not an error. Reserved: no function
+     * or op of this version returns it (there is no iterator API yet); it is
+     * defined, and named by wf_status_name(), so that hosts can handle it
+     * before one exists.
+     */
+    WF_ITEROVER = -31,
+    /**
+     * A bug in the engine; report it with the error record. The code is
+     * "internal". wf_call() and wf_call_text() return it when the engine
+     * finds one of its own invariants broken (an illegal node state
+     * transition, a workflow whose template is missing, a second await for
+     * the same run, a timer loop that does not settle); the call is then
+     * rolled back and changes nothing. They also return it when the library
+     * runs out of memory building the result (the json_t of wf_call(), the
+     * text of wf_call_text()); in that case the op itself has already
+     * completed and committed, only its result is lost. Never returned for
+     * bad input, which is always WF_EINVALID.
+     */
+    WF_EINTERNAL = -99
 } wf_status;
 
 /* ---------------------------------------------------------------------------
@@ -189,6 +207,8 @@ void wf_engine_free(wf_engine *engine);
  *                Anything else is WF_EINVALID, and so is a member the op
  *                does not take ("unknownArgument").
  * @return WF_OK or a negative wf_status; see wf_error_last() for the reason.
+ *         WF_EINTERNAL only for an engine bug or when the result cannot be
+ *         allocated (see wf_status); never WF_ITEROVER.
  */
 int wf_call(json_t **result, wf_engine *engine, const char *op, const json_t *args);
 

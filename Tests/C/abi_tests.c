@@ -554,6 +554,79 @@ static void test_status_names(void) {
     CHECK(wf_status_name(WF_OK) == wf_status_name(WF_OK), "the names are static text (same pointer each time)");
 }
 
+/* One interactive node with no inputs: creating a workflow files its await at once. */
+static const char *const ask_template =
+    "{\"template\": {\"schema\": \"app.workflow/v2\", \"name\": \"Ask\", \"nodes\": ["
+    "{\"id\": \"mask1\", \"kind\": \"UserMaskEditor\", \"outputs\": {\"mask\": \"MaskRef\"},"
+    " \"await\": {\"type\": \"draw_mask\"}}]}}";
+
+/* Creates a workflow of ask_template and returns its await's id (strdup'ed), or NULL. */
+static char *file_one_await(wf_engine *engine) {
+    json_t *result = NULL;
+    char args[256];
+    if (call(&result, engine, "template.register", ask_template) != WF_OK) return NULL;
+    snprintf(args, sizeof args, "{\"templateId\": \"%s\"}", or_null(json_string_value(json_object_get(result, "templateId"))));
+    json_decref(result);
+    result = NULL;
+    if (call(&result, engine, "workflow.create", args) != WF_OK) return NULL;
+    json_decref(result);
+    result = NULL;
+    if (call(&result, engine, "await.list", NULL) != WF_OK) return NULL;
+    const char *id = json_string_value(json_object_get(json_array_get(json_object_get(result, "pending"), 0), "awaitId"));
+    char *copy = id ? strdup(id) : NULL;
+    json_decref(result);
+    return copy;
+}
+
+static void test_conflict_await_claimed(void) {
+    wf_engine *engine = open_manual_engine();
+    char *await_id = file_one_await(engine);
+    CHECK(await_id != NULL, "a workflow with an interactive node files one pending await (%s)", or_null(await_id));
+    if (!await_id) {
+        wf_engine_free(engine);
+        return;
+    }
+    char args[256];
+    json_t *result = NULL;
+    snprintf(args, sizeof args, "{\"awaitId\": \"%s\", \"claimant\": \"phone\"}", await_id);
+    int rc = call(&result, engine, "await.claim", args);
+    CHECK(rc == WF_OK && json_is_string(json_object_get(result, "leaseExpiresAt")),
+          "phone claims it and gets a lease (rc %d)", rc);
+    json_decref(result);
+
+    printf("await.claim by another claimant while phone's lease is live:\n");
+    snprintf(args, sizeof args, "{\"awaitId\": \"%s\", \"claimant\": \"ipad\"}", await_id);
+    result = SENTINEL_JSON;
+    rc = call(&result, engine, "await.claim", args);
+    check_error(rc, WF_ECONFLICT, "alreadyClaimed", NULL, NULL);
+    CHECK(result == NULL, "the result out-param is set to NULL");
+    const json_t *details = wf_error_last()->details;
+    CHECK(str_eq(json_string_value(json_object_get(details, "claimant")), "phone"),
+          "details.claimant names the holder (got %s)", or_null(json_string_value(json_object_get(details, "claimant"))));
+    CHECK(str_eq(json_string_value(json_object_get(details, "awaitId")), await_id), "details.awaitId is the await");
+    CHECK(str_has(wf_error_last()->details_json, "\"phone\""), "details_json carries the same facts (got %s)",
+          or_null(wf_error_last()->details_json));
+
+    printf("the same through wf_call_text:\n");
+    char *text = SENTINEL_TEXT;
+    rc = wf_call_text(&text, engine, "await.claim", args);
+    check_error(rc, WF_ECONFLICT, "alreadyClaimed", NULL, NULL);
+    CHECK(text == NULL, "the text out-param is set to NULL");
+
+    snprintf(args, sizeof args, "{\"awaitId\": \"%s\"}", await_id);
+    rc = call(&result, engine, "await.get", args);
+    CHECK(rc == WF_OK && str_eq(json_string_value(json_object_get(json_object_get(result, "claim"), "claimant")), "phone"),
+          "the await is still claimed by phone (the refused claims changed nothing)");
+    json_decref(result);
+
+    CHECK(call(NULL, engine, "clock.advance", "{\"seconds\": 301}") == WF_OK, "the 300 s lease runs out");
+    snprintf(args, sizeof args, "{\"awaitId\": \"%s\", \"claimant\": \"ipad\"}", await_id);
+    rc = call(NULL, engine, "await.claim", args);
+    CHECK(rc == WF_OK, "then ipad's claim succeeds: the conflict was the live claim (got %s)", wf_status_name(rc));
+    free(await_id);
+    wf_engine_free(engine);
+}
+
 /* ---------------------------------------------------------------------------
  * The error record
  * ------------------------------------------------------------------------- */
@@ -983,6 +1056,7 @@ static void test_file_store_persists(void) {
     X(template_cycle, "WF_ETEMPLATE cycleDetected with details.errors listing every error")                      \
     X(store_missing_folder, "WF_ESTORE for a store inside a folder that does not exist")                         \
     X(store_not_sqlite, "WF_ESTORE for a store path that is not an SQLite file")                                 \
+    X(conflict_await_claimed, "WF_ECONFLICT alreadyClaimed for a claim of an await another claimant holds")      \
     X(unsupported_op, "WF_EUNSUPPORTED for an unknown op")                                                       \
     X(status_names, "wf_status_name for every code and for unknown numbers")                                     \
     X(error_record_ok_after_success, "wf_error_last is never NULL and reads {0, ok, \"\", {}} after a success")  \

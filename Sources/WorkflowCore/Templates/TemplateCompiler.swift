@@ -57,14 +57,7 @@ public enum TemplateCompiler {
         case Template.currentSchema:
             return compileV2(top, tools: tools, schema: schema)
         case Template.legacySchema:
-            let upgrade = TemplateUpgrade.upgrade(top)
-            guard upgrade.issues.isEmpty, let v2 = upgrade.v2 else {
-                return TemplateValidation(schema: schema, template: nil, errors: upgrade.issues, warnings: [])
-            }
-            var result = compileV2(v2, tools: tools, schema: schema)
-            result.errors = result.errors.map { upgrade.mapPath($0) }
-            result.warnings = result.warnings.map { upgrade.mapPath($0) }
-            return result
+            return TemplateUpgrade.compile(top, tools: tools, schema: schema)
         default:
             let issue = TemplateIssue(
                 code: TemplateErrorCode.schemaUnsupported,

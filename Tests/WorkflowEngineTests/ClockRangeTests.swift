@@ -1,0 +1,56 @@
+import WorkflowCore
+import WorkflowEngine
+import XCTest
+
+/// The engine records times as RFC 3339 with a four-digit year: `clock.advance` refuses to move the
+/// clock past 9999-12-31T23:59:59.999Z with `WF_EINVALID timeOutOfRange`, and changes nothing.
+final class ClockRangeTests: XCTestCase {
+    static let start = "9999-12-31T00:00:00.000Z"
+    static let latest = "9999-12-31T23:59:59.999Z"
+
+    /// A file-backed engine near the end of year 9999 with one await that expires an hour later.
+    func harnessWithAnExpiringAwait() throws -> (Harness, awaitId: String) {
+        let h = try Harness(file: true, extra: ["clock": ["mode": "manual", "start": .string(Self.start)]])
+        let tpl = h.register(template: ["schema": "app.workflow/v2", "name": "ask",
+                                        "nodes": [["id": "ask", "kind": "UserMaskEditor", "outputs": ["mask": "MaskRef"],
+                                                   "await": ["type": "draw_mask", "expiresIn": "PT1H"]]]])
+        _ = h.create(tpl)  // the interactive node files its await at once
+        let notify = try XCTUnwrap(h.take().first { $0["type"]?.stringValue == "notify" })
+        let awaitId = try XCTUnwrap(notify["awaitId"]?.stringValue)
+        return (h, awaitId)
+    }
+
+    func testAdvancePastYear9999IsRefusedWithTimeOutOfRangeAndChangesNothing() throws {
+        let (h, aw) = try harnessWithAnExpiringAwait()
+        let deadline = h.call("engine.nextDeadline")
+        let e = h.fail("clock.advance", ["seconds": 86_400])
+        XCTAssertEqual(e.status, .invalid)
+        XCTAssertEqual(e.code, "timeOutOfRange")
+        XCTAssertTrue(e.message.contains("seconds"), e.message)
+        XCTAssertTrue(e.message.contains(Self.latest), e.message)
+        XCTAssertEqual(e.details["argument"], "seconds")
+        XCTAssertEqual(e.details["now"], .string(Self.start))
+        XCTAssertEqual(e.details["latest"], .string(Self.latest))
+        XCTAssertEqual(e.details["maxSeconds"]?.doubleValue ?? -1, 86_399.999, accuracy: 1e-6)
+
+        // Nothing moved, nothing fired (the await due at 01:00 did not expire), nothing was persisted.
+        XCTAssertEqual(h.now(), Self.start)
+        XCTAssertEqual(h.call("await.get", ["awaitId": .string(aw)])["status"], "pending")
+        XCTAssertEqual(h.take().count, 0)
+        XCTAssertEqual(h.call("engine.nextDeadline"), deadline)
+        try h.crash()
+        XCTAssertEqual(h.now(), Self.start)
+    }
+
+    func testTheLastRecordableMillisecondIsReachedAndSurvivesReopeningButNotOneMore() throws {
+        let (h, aw) = try harnessWithAnExpiringAwait()
+        XCTAssertEqual(h.call("clock.advance", ["seconds": 86_399.999])["now"], .string(Self.latest))
+        XCTAssertEqual(h.call("await.get", ["awaitId": .string(aw)])["status"], "done", "the expiry fired on the way")
+        let e = h.fail("clock.advance", ["seconds": 0.001])
+        XCTAssertEqual(e.code, "timeOutOfRange")
+        XCTAssertEqual(e.details["maxSeconds"]?.doubleValue, 0)
+        XCTAssertEqual(h.call("clock.advance", ["seconds": 0])["now"], .string(Self.latest))
+        try h.crash()
+        XCTAssertEqual(h.now(), Self.latest, "the stored time reads back after a restart")
+    }
+}
