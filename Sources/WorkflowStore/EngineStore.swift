@@ -162,6 +162,9 @@ public protocol EngineStore: AnyObject {
     func run(forJob jobId: String) throws -> (runId: String, workflowId: String)?
     /// Assets created before `cutoff`, not pinned, and referenced by no run, node or binding.
     func unreferencedAssets(createdBefore cutoff: Timestamp) throws -> [String]
+    /// Ids of the committed workflows that refer to an asset: a run's inputs or outputs, a node's
+    /// binding, output or input selection. Sorted, each once.
+    func workflowIds(referencingAsset assetId: String) throws -> [String]
     /// Metric events in order, up to `limit`.
     func metrics(limit: Int) throws -> [MetricEvent]
     /// Writes every change in one transaction: all of it, or (on a throw) none of it.

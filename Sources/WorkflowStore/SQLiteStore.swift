@@ -123,9 +123,10 @@ public final class SQLiteStore: EngineStore {
                                         body: (try? JSON(parsing: text))?.objectValue ?? [:], answerKey: row[3],
                                         taken: row[4]))
             }
-            for row in try Row.fetchAll(db, sql: "SELECT assetId, variant, bytes, lastUsedAt, pinned FROM cache_entries") {
+            for row in try Row.fetchAll(db, sql: "SELECT assetId, variant, bytes, lastUsedAt, pinned, useOrder FROM cache_entries") {
                 s.cacheEntries.append(CacheEntry(assetId: row[0], variant: CacheVariant(rawValue: row[1]) ?? .preview,
-                                                 bytes: row[2], lastUsedAt: Timestamp(milliseconds: row[3]), pinned: row[4]))
+                                                 bytes: row[2], lastUsedAt: Timestamp(milliseconds: row[3]), pinned: row[4],
+                                                 useOrder: row[5]))
             }
             for row in try Row.fetchAll(db, sql: """
                 SELECT runId, workflowId, jobId FROM runs
@@ -227,6 +228,19 @@ public final class SQLiteStore: EngineStore {
                   AND assetId NOT IN (SELECT assetId FROM refs WHERE assetId IS NOT NULL)
                 ORDER BY createdAt, assetId
                 """, arguments: [cutoff.milliseconds])
+        }
+    }
+
+    public func workflowIds(referencingAsset assetId: String) throws -> [String] {
+        try db().read { db in
+            try String.fetchAll(db, sql: """
+                SELECT runs.workflowId FROM runs, json_each(runs.data, '$.inputs') AS j WHERE j.value = ?1
+                UNION SELECT runs.workflowId FROM runs, json_each(runs.data, '$.outputs') AS j WHERE j.value = ?1
+                UNION SELECT nodes.workflowId FROM nodes, json_each(nodes.data, '$.bindings') AS j WHERE j.value = ?1
+                UNION SELECT nodes.workflowId FROM nodes, json_each(nodes.data, '$.outputs') AS j WHERE j.value = ?1
+                UNION SELECT nodes.workflowId FROM nodes, json_each(nodes.data, '$.inputSelections') AS j WHERE j.value = ?1
+                ORDER BY 1
+                """, arguments: [assetId])
         }
     }
 
@@ -345,10 +359,11 @@ public final class SQLiteStore: EngineStore {
         for (_, entry) in c.cacheEntries {
             guard let e = entry else { continue }
             try db.cachedStatement(sql: """
-                INSERT INTO cache_entries (assetId, variant, bytes, lastUsedAt, pinned) VALUES (?, ?, ?, ?, ?)
+                INSERT INTO cache_entries (assetId, variant, bytes, lastUsedAt, pinned, useOrder) VALUES (?, ?, ?, ?, ?, ?)
                 ON CONFLICT(assetId, variant) DO UPDATE SET bytes = excluded.bytes, lastUsedAt = excluded.lastUsedAt,
-                    pinned = excluded.pinned
-                """).execute(arguments: [e.assetId, e.variant.rawValue, e.bytes, e.lastUsedAt.milliseconds, e.pinned])
+                    pinned = excluded.pinned, useOrder = excluded.useOrder
+                """).execute(arguments: [e.assetId, e.variant.rawValue, e.bytes, e.lastUsedAt.milliseconds, e.pinned,
+                                         e.useOrder])
         }
         for (key, entry) in c.cacheEntries where entry == nil {
             guard let colon = key.firstIndex(of: ":") else { continue }

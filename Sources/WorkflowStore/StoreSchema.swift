@@ -115,6 +115,11 @@ enum StoreSchema {
                 );
                 """)
         }
+        // The order of use of cache entries, so that entries last used at the same instant are
+        // evicted in the order they were used, also after a reopen.
+        m.registerMigration("v2-cache-use-order") { db in
+            try db.execute(sql: "ALTER TABLE cache_entries ADD COLUMN useOrder INTEGER NOT NULL DEFAULT 0")
+        }
         return m
     }
 }

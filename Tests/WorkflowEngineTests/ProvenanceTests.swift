@@ -116,6 +116,114 @@ final class ProvenanceTests: XCTestCase {
         XCTAssertEqual(e.code, "inputAssetGone")
     }
 
+    func testRetryOfARunWhoseFrozenInputWasDeletedIsRefusedAndChangesNothing() throws {
+        let h = try Harness()
+        let wf = ranChain(h)
+        let gone = h.node(wf, "B")["outputs"]!["text"]!
+        h.call("asset.delete", ["assetId": gone])
+        _ = h.take()
+        _ = h.call("metrics.take")
+        let before = h.node(wf, "C")
+        let history = h.call("node.history", ["workflowId": .string(wf), "nodeId": "C"])
+        let e = h.fail("node.retry", ["workflowId": .string(wf), "nodeId": "C"])
+        XCTAssertEqual(e.status, .state)
+        XCTAssertEqual(e.code, "inputAssetGone")
+        XCTAssertEqual(e.details["port"], "text")
+        XCTAssertEqual(e.details["assetId"], gone)
+        XCTAssertEqual(h.node(wf, "C"), before, "the node is as it was")
+        XCTAssertEqual(h.call("node.history", ["workflowId": .string(wf), "nodeId": "C"]), history, "no run was created")
+        XCTAssertEqual(h.take(), [], "no effect was emitted")
+        XCTAssertEqual(h.call("metrics.take")["events"], [], "no retry was counted")
+    }
+
+    /// Text A (local) feeds Shout S (remote); Hold H (remote, no inputs) can take the only remote
+    /// slot. A and S have run; returns the workflow and the asset S's run used.
+    private func ranRemoteConsumer(_ h: Harness) -> (wf: String, input: JSON) {
+        h.register(tool: "Text", outputs: ["text": "TextRef"])
+        h.register(tool: "Shout", inputs: ["text": "TextRef"], outputs: ["text": "TextRef"], remote: true)
+        h.register(tool: "Hold", outputs: ["text": "TextRef"], remote: true)
+        let t: JSON = ["schema": "app.workflow/v2", "name": "remote consumer",
+                       "nodes": [["id": "A", "kind": "Text", "params": ["text": "hi"], "outputs": ["text": "TextRef"]],
+                                 ["id": "S", "kind": "Shout", "inputs": ["text": "TextRef"], "outputs": ["text": "TextRef"],
+                                  "resources": ["class": "remote"]],
+                                 ["id": "H", "kind": "Hold", "outputs": ["text": "TextRef"], "resources": ["class": "remote"]]],
+                       "edges": [["from": ["A", "text"], "to": ["S", "text"]]]]
+        let wf = h.create(h.register(template: t))
+        h.call("node.run", ["workflowId": .string(wf), "nodeId": "A"])
+        h.runLocalTools()
+        let run = h.call("node.run", ["workflowId": .string(wf), "nodeId": "S"])["runId"]!
+        XCTAssertEqual(h.effects("remote.submit").count, 1)
+        h.call("job.submitted", ["runId": run, "jobId": "job-s1"])
+        h.call("job.update", ["jobId": "job-s1", "status": "succeeded", "outputs": ["text": TextAsset.json("HI")]])
+        XCTAssertEqual(h.state(wf, "S"), "succeeded")
+        return (wf, h.node(wf, "A")["outputs"]!["text"]!)
+    }
+
+    func testARemoteRetryQueuedBehindTheCapWhoseInputIsDeletedIsNeverSubmitted() throws {
+        let h = try Harness(extra: ["concurrency": ["remote": 1]])
+        let (wf, input) = ranRemoteConsumer(h)
+        let hold = h.call("node.run", ["workflowId": .string(wf), "nodeId": "H"])["runId"]!
+        XCTAssertEqual(h.effects("remote.submit").map { $0["nodeId"] }, ["H"])
+        h.call("job.submitted", ["runId": hold, "jobId": "job-h1"])
+        let retry = h.call("node.retry", ["workflowId": .string(wf), "nodeId": "S"])
+        XCTAssertEqual(retry["state"], "queuedRemote")
+        XCTAssertEqual(h.call("scheduler.stats")["remote"], ["running": 1, "queued": 1, "cap": 1])
+        h.call("asset.delete", ["assetId": input])
+        XCTAssertEqual(h.state(wf, "S"), "queuedRemote", "still waiting for the slot")
+        h.call("job.update", ["jobId": "job-h1", "status": "succeeded", "outputs": ["text": TextAsset.json("held")]])
+        XCTAssertEqual(h.effects("remote.submit"), [], "the slot freed, but the retry never started")
+        let s = h.node(wf, "S")
+        XCTAssertEqual(s["state"], "failed")
+        XCTAssertEqual(s["runId"], retry["runId"])
+        XCTAssertEqual(s["lastError"]?["code"], "inputAssetGone")
+        XCTAssertEqual(h.call("scheduler.stats")["remote"], ["running": 0, "queued": 0, "cap": 1])
+        XCTAssertEqual(h.fail("node.retry", ["workflowId": .string(wf), "nodeId": "S"]).code, "inputAssetGone")
+    }
+
+    func testASubmitRetryWaitingOutItsBackoffWhoseInputIsDeletedIsNotSubmittedAgain() throws {
+        let h = try Harness(extra: ["concurrency": ["remote": 1]])
+        let (wf, input) = ranRemoteConsumer(h)
+        let retry = h.call("node.retry", ["workflowId": .string(wf), "nodeId": "S"])["runId"]!
+        XCTAssertEqual(h.effects("remote.submit").map { $0["runId"] }, [retry])
+        h.call("job.transportError", ["runId": retry, "httpStatus": 503])
+        XCTAssertEqual(h.node(wf, "S")["runStatus"], "retryWait")
+        h.call("asset.delete", ["assetId": input])
+        h.advance(60)  // the first submit retry is due within 30 s ± 25 %
+        XCTAssertEqual(h.effects("remote.submit"), [], "not submitted again without its input")
+        let s = h.node(wf, "S")
+        XCTAssertEqual(s["state"], "failed")
+        XCTAssertEqual(s["lastError"]?["code"], "inputAssetGone")
+        XCTAssertEqual(s["lastError"]?["message"], "The text input of this run was deleted; it was not submitted again.")
+        XCTAssertEqual(h.call("scheduler.stats")["remote"], ["running": 0, "queued": 0, "cap": 1], "the slot is free")
+        XCTAssertNil(h.call("engine.nextDeadline")["at"]?.stringValue, "nothing left to retry")
+        // The freed slot goes to the next run at once.
+        h.call("node.run", ["workflowId": .string(wf), "nodeId": "H"])
+        XCTAssertEqual(h.effects("remote.submit").map { $0["nodeId"] }, ["H"])
+    }
+
+    func testMetricsRecordedByTheShellAreRedactedLikeLogLines() throws {
+        let h = try Harness()
+        h.call("metrics.record", ["event": "card.tapped", "fields": [
+            "workflowId": "wf-1", "count": 3, "label": "sent to jane@example.com",
+            "file": "IMG_0042.HEIC", "nested": ["preview": "data:image/png;base64,iVBORw0KGgo=", "ok": true],
+            "list": ["mail bob@example.org", "plain"]]])
+        let events = h.call("metrics.take")["events"]!.arrayValue!
+        XCTAssertEqual(events.count, 1)
+        let e = events[0]
+        XCTAssertEqual(e["event"], "card.tapped")
+        XCTAssertEqual(e["source"], "shell")
+        XCTAssertEqual(e["workflowId"], "wf-1", "ids are kept")
+        XCTAssertEqual(e["count"], 3)
+        XCTAssertEqual(e["nested"]?["ok"], true)
+        XCTAssertEqual(e["list"]?[1], "plain")
+        let text = JSONWriter.string(e)
+        for secret in ["jane", "bob", "example.", "IMG_0042", "HEIC", "base64", "iVBORw0KGgo"] {
+            XCTAssertFalse(text.contains(secret), "\(secret) in \(text)")
+        }
+        XCTAssertEqual(e["label"]?.stringValue, Redaction.redact("sent to jane@example.com"), "the log-line rules")
+        XCTAssertEqual(e["file"]?.stringValue, Redaction.redact("IMG_0042.HEIC"))
+    }
+
     func testUseForNextStepSelectsAnEarlierOutputAndRegatesConsumers() throws {
         let h = try Harness()
         let wf = ranChain(h)

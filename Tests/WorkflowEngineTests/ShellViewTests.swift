@@ -98,6 +98,18 @@ final class ToolCardTests: XCTestCase {
         XCTAssertEqual(card(h, wf, "stylize1")["actions"]?["run"], ["enabled": false, "reason": "Offline"])
         XCTAssertEqual(card(h, wf, "stylize1")["chip"], ["text": "Blocked: Offline", "tone": "gray"])
     }
+
+    func testParamDigestRendersASizeAsWidthTimesHeight() throws {
+        let h = try Harness()
+        h.register(tool: "StylizeRemote", outputs: ["image": "ImageRef"], remote: true,
+                   defaults: ["size": [1024, 1024], "steps": 30, "cfg": 4.0], summaryParams: ["size", "steps", "cfg"])
+        let wf = h.create(h.register(template: Templates.oneRemote()))
+        XCTAssertEqual(card(h, wf, "stylize1")["paramDigest"], "size=1024×1024 · steps=30 · cfg=4.0")
+        h.call("node.setParams", ["workflowId": .string(wf), "nodeId": "stylize1",
+                                  "params": ["size": [768, 512, 3], "cfg": ["low", "high"]]])
+        XCTAssertEqual(card(h, wf, "stylize1")["paramDigest"], "size=768×512×3 · steps=30 · cfg=low, high",
+                       "every number of a list; words are comma-separated")
+    }
 }
 
 /// The Workflows list: search, filter, sort, archived, rows.
@@ -133,6 +145,84 @@ final class WorkflowListTests: XCTestCase {
         XCTAssertEqual(h.call("workflow.get", ["workflowId": dup])["title"], "Beach photos (copy)")
         h.call("workflow.delete", ["workflowId": dup])
         XCTAssertEqual(h.fail("workflow.get", ["workflowId": dup]).status, .notFound)
+    }
+
+    func testDoneAndFailedFiltersNeverListArchivedWorkflowsEvenWithIncludeArchived() throws {
+        let h = try Harness()
+        Templates.registerTextTools(h)
+        let tpl = h.register(template: Templates.chain)
+        let kept = h.create(tpl, ["title": "Kept"])
+        let archived = h.create(tpl, ["title": "Archived"])
+        for wf in [kept, archived] { h.call("workflow.runAllReady", ["workflowId": .string(wf)]) }
+        for _ in 0..<3 { h.runLocalTools() }
+        XCTAssertEqual(h.call("workflow.list", ["filter": "done"])["rows"]?.arrayValue?.count, 2)
+        h.call("workflow.archive", ["workflowId": .string(archived)])
+        for filter: JSON in ["done", "failed", "active"] {
+            let ids = h.call("workflow.list", ["filter": filter, "includeArchived": true])["rows"]?.arrayValue?
+                .map { $0["workflowId"]! }
+            XCTAssertFalse(ids?.contains(.string(archived)) ?? true, "an archived workflow's status is archived")
+        }
+        XCTAssertEqual(h.call("workflow.list", ["filter": "done", "includeArchived": true])["rows"]?.arrayValue?
+            .map { $0["workflowId"]! }, [.string(kept)])
+        let all = h.call("workflow.list", ["includeArchived": true])["rows"]?.arrayValue ?? []
+        XCTAssertEqual(all.first { $0["workflowId"] == .string(archived) }?["status"], "archived")
+    }
+}
+
+/// Appendix B §2.1 "red dot if workflow has blocking awaits" and §7.3 "row badge: count of
+/// awaits": a snoozed await is out of the count (it waits quietly in the Action Center's Snoozed
+/// section) but still holds the workflow up, so the red dot stays until it is answered.
+final class WorkflowRowBadgeTests: XCTestCase {
+    func testASnoozedBlockingAwaitKeepsTheRedDotButLeavesTheCount() throws {
+        let h = try Harness(file: true)
+        Templates.registerStylizeTools(h)
+        let wf = h.create(h.register(template: Templates.stylize))
+        h.call("node.run", ["workflowId": .string(wf), "nodeId": "load1"])
+        for e in h.effects("local.run") {
+            h.call("local.completed", ["runId": e["runId"]!, "outputs": ["image": ["type": "ImageRef", "uri": "file:///p.png"]]])
+        }
+        let awaitId = h.node(wf, "mask1")["awaitId"]!
+        func row() -> JSON { h.call("workflow.list")["rows"]?[0] ?? .null }
+        XCTAssertEqual(row()["awaitCount"], 1)
+        XCTAssertEqual(row()["hasBlockingAwait"], true)
+        h.call("await.snooze", ["awaitId": awaitId, "seconds": 600])
+        XCTAssertEqual(row()["awaitCount"], 0, "the count follows the Action Center's pending section")
+        XCTAssertEqual(row()["hasBlockingAwait"], true, "the workflow is still held up by the snoozed await")
+        let badges = h.call("badges.get")
+        XCTAssertEqual(badges["workflows"]?[wf], nil)
+        XCTAssertEqual(badges["blocking"]?[wf], true, "badges.get flags the same workflows as the rows")
+        try h.crash()
+        XCTAssertEqual(row()["hasBlockingAwait"], true, "from the persisted summary")
+        h.advance(600)
+        XCTAssertEqual(row()["awaitCount"], 1, "back in the count when the snooze ends")
+        h.call("await.complete", ["awaitId": awaitId, "result": ["asset": ["type": "MaskRef", "uri": "file:///m.png"]]])
+        XCTAssertEqual(row()["awaitCount"], 0)
+        XCTAssertEqual(row()["hasBlockingAwait"], false)
+        XCTAssertEqual(h.call("badges.get")["blocking"]?[wf], nil)
+    }
+
+    func testANonBlockingSnoozedAwaitRaisesNoRedDot() throws {
+        let h = try Harness()
+        Templates.registerStylizeTools(h)
+        var t = Templates.stylize.objectValue!
+        var nodes = t["nodes"]!.arrayValue!
+        let mask = nodes.firstIndex { $0["id"] == "mask1" }!
+        var node = nodes[mask].objectValue!
+        var spec = node["await"]!.objectValue!
+        spec["blocking"] = false
+        node["await"] = .object(spec)
+        nodes[mask] = .object(node)
+        t["nodes"] = .array(nodes)
+        let wf = h.create(h.register(template: .object(t)))
+        h.call("node.run", ["workflowId": .string(wf), "nodeId": "load1"])
+        for e in h.effects("local.run") {
+            h.call("local.completed", ["runId": e["runId"]!, "outputs": ["image": ["type": "ImageRef", "uri": "file:///p.png"]]])
+        }
+        let awaitId = h.node(wf, "mask1")["awaitId"]!
+        XCTAssertEqual(h.call("workflow.list")["rows"]?[0]?["awaitCount"], 1)
+        h.call("await.snooze", ["awaitId": awaitId])
+        XCTAssertEqual(h.call("workflow.list")["rows"]?[0]?["hasBlockingAwait"], false)
+        XCTAssertEqual(h.call("badges.get")["blocking"]?[wf], nil)
     }
 }
 
@@ -185,6 +275,27 @@ final class CachePolicyTests: XCTestCase {
         let evicted = h.effects("cache.evict")
         XCTAssertEqual(evicted.map { $0["assetId"] }, [ids[0]], "the pinned preview stays")
         XCTAssertEqual(evicted.first?["variant"], "preview")
+    }
+
+    func testThumbnailsUsedAtTheSameInstantAreEvictedInTheOrderTheyWereUsedNeverTheOneJustRecorded() throws {
+        let h = try Harness(file: true, extra: ["cache": ["thumbnailBytes": 100]])
+        // Ten assets, so that ids sort differently as text (as-10 < as-2 < as-9) than in use order.
+        let ids = assets(h, 10)
+        XCTAssertEqual(ids[9], "as-10")
+        func record(_ i: Int) -> [JSON] {
+            h.call("cache.record", ["assetId": ids[i], "variant": "thumbnail", "bytes": 50])["evicted"]?.arrayValue?
+                .map { $0["assetId"]! } ?? []
+        }
+        // All at the same instant: the clock never moves in this test.
+        XCTAssertEqual(record(1), [])  // as-2
+        XCTAssertEqual(record(8), [])  // as-9
+        XCTAssertEqual(record(9), [ids[1]], "the first recorded goes, not the one just recorded (as-10)")
+        h.call("cache.touch", ["assetId": ids[8], "variant": "thumbnail"])
+        XCTAssertEqual(record(0), [ids[9]], "a touch counts as the latest use; the one just recorded (as-1) stays")
+        // The order of use survives a relaunch.
+        try h.crash()
+        XCTAssertEqual(record(2), [ids[8]], "as-9 was used before as-1")
+        XCTAssertEqual(h.call("cache.entries")["entries"]?.arrayValue?.map { $0["assetId"]! }, [ids[0], ids[2]])
     }
 }
 

@@ -11,13 +11,19 @@ public struct CacheEntry: Sendable, Equatable {
     public var lastUsedAt: Timestamp
     /// The asset is pinned ("Keep offline"): never evicted.
     public var pinned: Bool
+    /// When it was last used relative to the other entries: every record or touch takes the next
+    /// number (``CachePolicy/nextUseOrder(_:)``). Entries last used at the same instant are in
+    /// use order by it; it is persisted with the entry.
+    public var useOrder: Int64
 
-    public init(assetId: String, variant: CacheVariant, bytes: Int64, lastUsedAt: Timestamp, pinned: Bool = false) {
+    public init(assetId: String, variant: CacheVariant, bytes: Int64, lastUsedAt: Timestamp, pinned: Bool = false,
+                useOrder: Int64 = 0) {
         self.assetId = assetId
         self.variant = variant
         self.bytes = bytes
         self.lastUsedAt = lastUsedAt
         self.pinned = pinned
+        self.useOrder = useOrder
     }
 
     public var key: String { "\(variant.rawValue):\(assetId)" }
@@ -40,16 +46,31 @@ public struct CachePolicy: Sendable {
         self.previewLifetimeSeconds = previewDays * 86_400
     }
 
-    /// Thumbnails to evict so that all thumbnails fit the cap: least recently used first, pinned
-    /// never (if pinned thumbnails alone exceed the cap, every unpinned one goes).
+    /// The use order for an entry recorded or touched now: after every entry there is.
+    public static func nextUseOrder(_ entries: [CacheEntry]) -> Int64 {
+        var last: Int64 = 0
+        for e in entries where e.useOrder > last { last = e.useOrder }
+        return last + 1
+    }
+
+    /// Least recently used first: by last use, then, for entries used at the same instant, in
+    /// the order they were used (so the entry just recorded or touched is the last to go), then
+    /// by key (entries from before use orders were kept).
+    public static func leastRecentlyUsedFirst(_ a: CacheEntry, _ b: CacheEntry) -> Bool {
+        if a.lastUsedAt != b.lastUsedAt { return a.lastUsedAt < b.lastUsedAt }
+        if a.useOrder != b.useOrder { return a.useOrder < b.useOrder }
+        return a.key < b.key
+    }
+
+    /// Thumbnails to evict so that all thumbnails fit the cap: least recently used first
+    /// (``leastRecentlyUsedFirst(_:_:)``), pinned never (if pinned thumbnails alone exceed the
+    /// cap, every unpinned one goes).
     public func thumbnailEvictions(_ entries: [CacheEntry]) -> [CacheEntry] {
         let thumbnails = entries.filter { $0.variant == .thumbnail }
         var total = thumbnails.reduce(Int64(0)) { $0 + $1.bytes }
         guard total > thumbnailCapBytes else { return [] }
         var evict: [CacheEntry] = []
-        let candidates = thumbnails.filter { !$0.pinned }.sorted {
-            $0.lastUsedAt != $1.lastUsedAt ? $0.lastUsedAt < $1.lastUsedAt : $0.assetId < $1.assetId
-        }
+        let candidates = thumbnails.filter { !$0.pinned }.sorted(by: CachePolicy.leastRecentlyUsedFirst)
         for e in candidates where total > thumbnailCapBytes {
             evict.append(e)
             total -= e.bytes

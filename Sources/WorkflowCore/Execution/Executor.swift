@@ -227,11 +227,25 @@ public struct Executor {
         ["workflowId": .string(wf.workflowId), "nodeId": .string(run.nodeId), "runId": .string(run.runId)]
     }
 
-    /// Emits `remote.submit` again for a run whose retry wait is over (same idempotency key).
+    /// Emits `remote.submit` again for a run whose retry wait is over (same idempotency key). If
+    /// a frozen input asset was deleted meanwhile, nothing is submitted: the run fails
+    /// (`inputAssetGone`), gives up its slot, and the workflow is re-gated.
     func resubmit(_ wf: inout Workflow, runIndex r: Int) throws(EngineError) {
         var inputs = JSONObject()
         for port in wf.runs[r].inputs.keys.sorted() {
-            if let asset = try ctx.asset(wf.runs[r].inputs[port]!) { inputs[port] = asset.json }
+            let id = wf.runs[r].inputs[port]!
+            guard let asset = try ctx.asset(id) else {
+                let run = wf.runs[r]
+                try fail(&wf, runIndex: r, error: NodeError(
+                    code: "inputAssetGone",
+                    message: "The \(port) input of this run was deleted; it was not submitted again.",
+                    hint: "Use Re-run with latest.", details: ["port": .string(port), "assetId": .string(id)]),
+                    applyPolicy: false)
+                ctx.note("submit retry aborted: input asset gone", ["runId": run.runId, "assetId": id])
+                try reconcile(&wf)
+                return
+            }
+            inputs[port] = asset.json
         }
         wf.runs[r].status = .submitting
         wf.runs[r].nextAttemptAt = nil

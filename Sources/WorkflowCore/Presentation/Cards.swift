@@ -165,6 +165,16 @@ extension Executor {
         case let .double(d): return d.rounded() == d && abs(d) < 1e15 ? String(format1: d) : String(d)
         case let .bool(b): return b ? "on" : "off"
         case .null: return "–"
+        case let .array(items):
+            // A size or any list of numbers reads as dimensions: [1024, 1024] → 1024×1024; other
+            // lists are comma-separated.
+            if items.isEmpty { return "–" }
+            let numbers = items.allSatisfy {
+                if case .int = $0 { return true }
+                if case .double = $0 { return true }
+                return false
+            }
+            return items.map(digestValue).joined(separator: numbers ? "×" : ", ")
         default: return v.compactText
         }
     }

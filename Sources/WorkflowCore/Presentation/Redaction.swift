@@ -1,16 +1,34 @@
 /// Keeps media, file contents and personal data out of log tails and log lines.
 ///
 /// Log tails come from providers and tools, so they may quote what they were given. Before a
-/// line is stored or shown: data URIs and long base64 runs become `[media]`, e-mail addresses
-/// `[email]`, phone numbers `[phone]`, and file names of media (`photo.jpg`) `[file]`.
+/// line is stored or shown:
+///
+/// - data URIs and long base64 runs become `[media]`;
+/// - file names of media (`photo.jpg`, also `IMG_0042.HEIC`, a path or a URL ending in one, with
+///   or without a query) become `[file]`;
+/// - other URLs with a query, a fragment or user info (signed links, tokens) become `[url]` whole;
+/// - e-mail addresses become `[email]`;
+/// - phone numbers become `[phone]`: a word of 9–15 digits and `+-().` only, and numbers written
+///   across words: `+1 415 555 0100`, `+44 20 7946 0958`, `(415) 555-0100`, `415 555 0100`;
+/// - the user name of a home directory becomes `[user]`: `/Users/alice/…`, `/home/bob/…`,
+///   `C:\Users\carol\…` (also inside `file://` URLs).
+///
+/// Punctuation around a redacted word stays (`photo.jpg,` → `[file],`); lines are cut at 500
+/// characters.
 public enum Redaction {
     static let mediaExtensions: Set<String> = ["png", "jpg", "jpeg", "heic", "heif", "gif", "webp", "tif", "tiff", "bmp",
                                                "mp4", "mov", "m4v", "avi", "mkv", "webm", "mp3", "wav", "m4a", "aac",
                                                "raw", "dng", "psd", "svg", "pdf"]
 
+    /// Characters that may open or close a word without being part of it.
+    static let leadingPunctuation: Set<Character> = ["(", "[", "{", "<", "\"", "'", "`", "\t"]
+    static let trailingPunctuation: Set<Character> = [".", ",", ";", ":", "!", "?", ")", "]", "}", ">", "\"", "'", "`",
+                                                      "…", "\t"]
+
     public static func redact(_ line: String) -> String {
+        let phoned = redactPhoneNumbers(line)
         var words: [String] = []
-        for word in line.split(separator: " ", omittingEmptySubsequences: false) {
+        for word in phoned.split(separator: " ", omittingEmptySubsequences: false) {
             words.append(redactWord(String(word)))
         }
         var out = words.joined(separator: " ")
@@ -22,12 +40,63 @@ public enum Redaction {
         if word.isEmpty { return word }
         let lower = word.lowercased()
         if lower.contains("data:") && lower.contains(";base64") || lower.hasPrefix("data:") { return "[media]" }
-        if looksLikeBase64(word) { return "[media]" }
-        if looksLikeEmail(word) { return "[email]" }
-        if looksLikePhone(word) { return "[phone]" }
-        if let ext = fileExtension(lower), mediaExtensions.contains(ext) { return "[file]" }
-        return word
+        // The word without the punctuation around it; the punctuation stays.
+        var core = Substring(word)
+        while let f = core.first, leadingPunctuation.contains(f) { core = core.dropFirst() }
+        while let l = core.last, trailingPunctuation.contains(l) { core = core.dropLast() }
+        if core.isEmpty { return word }
+        let prefix = word[word.startIndex..<core.startIndex]
+        let suffix = word[core.endIndex..<word.endIndex]
+        func replaced(_ token: String) -> String { prefix + token + suffix }
+        let c = String(core)
+        let lowerCore = c.lowercased()
+        if let token = urlToken(lowerCore) { return replaced(token) }
+        if looksLikeBase64(c) { return replaced("[media]") }
+        if looksLikeEmail(c) { return replaced("[email]") }
+        if looksLikePhone(c) { return replaced("[phone]") }
+        if let ext = fileExtension(lowerCore), mediaExtensions.contains(ext) { return replaced("[file]") }
+        return redactHomeDirectories(word)
     }
+
+    // MARK: URLs
+
+    /// `[file]` for a URL (or a path) naming a media file, `[url]` for one that carries a query, a
+    /// fragment or user info; nil for anything else (which still has its home directories
+    /// redacted).
+    static func urlToken(_ lower: String) -> String? {
+        let schemeEnd = schemeSeparator(lower)
+        let isURL: Bool
+        if let schemeEnd {
+            let scheme = lower[..<schemeEnd.lowerBound]
+            isURL = !scheme.isEmpty && scheme.allSatisfy { $0.isLetter || $0.isNumber || "+-.".contains($0) }
+        } else {
+            isURL = lower.hasPrefix("/") || lower.hasPrefix("~/") || lower.hasPrefix("./")
+        }
+        guard isURL else { return nil }
+        let cut = lower.firstIndex { $0 == "?" || $0 == "#" }
+        let path = cut.map { String(lower[..<$0]) } ?? lower
+        if let ext = fileExtension(path), mediaExtensions.contains(ext) { return "[file]" }
+        if cut != nil { return "[url]" }
+        if let schemeEnd {
+            // user:password@host
+            let rest = lower[schemeEnd.upperBound...]
+            let authority = rest.prefix { $0 != "/" }
+            if authority.contains("@") { return "[url]" }
+        }
+        return nil
+    }
+
+    /// Where `://` is in `s`.
+    static func schemeSeparator(_ s: String) -> Range<String.Index>? {
+        var i = s.startIndex
+        while i < s.endIndex {
+            if s[i] == ":", s[i...].hasPrefix("://") { return i..<s.index(i, offsetBy: 3) }
+            i = s.index(after: i)
+        }
+        return nil
+    }
+
+    // MARK: Words
 
     static func looksLikeBase64(_ w: String) -> Bool {
         guard w.utf8.count >= 40 else { return false }
@@ -50,6 +119,7 @@ public enum Redaction {
         return !parts[1].hasPrefix(".") && !parts[1].hasSuffix(".")
     }
 
+    /// One word of 9–15 digits written with `+-() .` only.
     static func looksLikePhone(_ w: String) -> Bool {
         let digits = w.filter(\.isNumber).count
         guard digits >= 9, digits <= 15 else { return false }
@@ -63,6 +133,216 @@ public enum Redaction {
         guard !ext.isEmpty, ext.count <= 5, ext.allSatisfy({ $0.isLetter || $0.isNumber }) else { return nil }
         return String(ext)
     }
+
+    // MARK: Home directories
+
+    /// `/Users/alice/x` → `/Users/[user]/x`, `/home/bob` → `/home/[user]`,
+    /// `C:\Users\carol\x` → `C:\Users\[user]\x`; a marker inside a longer path
+    /// (`/srv/home/x`) is not a home directory.
+    static func redactHomeDirectories(_ word: String) -> String {
+        let bytes = Array(word.utf8)
+        guard bytes.count > 6 else { return word }
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count)
+        var i = 0
+        var changed = false
+        while i < bytes.count {
+            if let nameStart = homeMarkerEnd(bytes, i) {
+                var end = nameStart
+                while end < bytes.count, !endsUserName(bytes[end]) { end += 1 }
+                if end > nameStart {
+                    out.append(contentsOf: bytes[i..<nameStart])
+                    out.append(contentsOf: Array("[user]".utf8))
+                    i = end
+                    changed = true
+                    continue
+                }
+            }
+            out.append(bytes[i])
+            i += 1
+        }
+        return changed ? String(decoding: out, as: UTF8.self) : word
+    }
+
+    static let homeMarkers: [[UInt8]] = ["/users/", "/home/", "\\users\\"].map { Array($0.utf8) }
+
+    /// Where the user name starts when a home-directory marker begins at `i`.
+    static func homeMarkerEnd(_ b: [UInt8], _ i: Int) -> Int? {
+        guard b[i] == UInt8(ascii: "/") || b[i] == UInt8(ascii: "\\") else { return nil }
+        if i > 0 {
+            let prev = b[i - 1]
+            let isPathChar = isAlnum(prev) || prev == UInt8(ascii: ".") || prev == UInt8(ascii: "-")
+                || prev == UInt8(ascii: "_") || prev == UInt8(ascii: "\\")
+            // `file:///Users/…`: the third slash of the scheme; any other slash before it means
+            // the marker is deeper in a path.
+            let isSchemeSlash = prev == UInt8(ascii: "/") && i >= 3 && b[i - 2] == UInt8(ascii: "/")
+                && b[i - 3] == UInt8(ascii: ":")
+            if isPathChar || (prev == UInt8(ascii: "/") && !isSchemeSlash) { return nil }
+        }
+        for m in homeMarkers where i + m.count < b.count {
+            var match = true
+            for k in 0..<m.count where lowerASCII(b[i + k]) != m[k] {
+                match = false
+                break
+            }
+            if match { return i + m.count }
+        }
+        return nil
+    }
+
+    static func endsUserName(_ c: UInt8) -> Bool {
+        switch c {
+        case UInt8(ascii: "/"), UInt8(ascii: "\\"), UInt8(ascii: ")"), UInt8(ascii: "]"), UInt8(ascii: "}"),
+             UInt8(ascii: ">"), UInt8(ascii: ","), UInt8(ascii: ";"), UInt8(ascii: "\""), UInt8(ascii: "'"),
+             UInt8(ascii: "`"), UInt8(ascii: "\t"):
+            return true
+        default:
+            return false
+        }
+    }
+
+    // MARK: Phone numbers across words
+
+    /// Replaces phone numbers written in groups (`+1 415 555 0100`, `(415) 555-0100`,
+    /// `415 555 0100`) with `[phone]`. A word that is a phone number on its own is left to
+    /// ``redactWord(_:)``.
+    static func redactPhoneNumbers(_ line: String) -> String {
+        let b = Array(line.utf8)
+        // Fast path: fewer than 9 digits cannot hold a phone number.
+        var digitCount = 0
+        for c in b where isDigit(c) { digitCount += 1 }
+        guard digitCount >= 9 else { return line }
+        var out: [UInt8] = []
+        out.reserveCapacity(b.count)
+        var i = 0
+        var changed = false
+        while i < b.count {
+            if startsPhone(b, i), let end = phoneEnd(b, i) {
+                out.append(contentsOf: Array("[phone]".utf8))
+                i = end
+                changed = true
+                continue
+            }
+            out.append(b[i])
+            i += 1
+        }
+        return changed ? String(decoding: out, as: UTF8.self) : line
+    }
+
+    static func startsPhone(_ b: [UInt8], _ i: Int) -> Bool {
+        let c = b[i]
+        guard isDigit(c) || c == UInt8(ascii: "+") || c == UInt8(ascii: "(") else { return false }
+        guard i > 0 else { return true }
+        let prev = b[i - 1]
+        return !(isAlnum(prev) || prev == UInt8(ascii: ".") || prev == UInt8(ascii: "-") || prev == UInt8(ascii: "_")
+            || prev == UInt8(ascii: "/") || prev == UInt8(ascii: "+") || prev == UInt8(ascii: "("))
+    }
+
+    /// A digit group of a phone number as written.
+    struct Group {
+        var digits: Int
+        var parenthesized: Bool
+        /// The separator before the group (nil for the first).
+        var separator: UInt8?
+        /// Index just past the group (and its closing parenthesis).
+        var end: Int
+    }
+
+    /// The end of the longest phone number written across words that starts at `start`, if any.
+    static func phoneEnd(_ b: [UInt8], _ start: Int) -> Int? {
+        var i = start
+        let plus = b[i] == UInt8(ascii: "+")
+        if plus { i += 1 }
+        var groups: [Group] = []
+        var separator: UInt8? = nil
+        while true {
+            var parenthesized = false
+            var j = i
+            if j < b.count, b[j] == UInt8(ascii: "(") {
+                parenthesized = true
+                j += 1
+            }
+            let digitsStart = j
+            while j < b.count, isDigit(b[j]) { j += 1 }
+            let digits = j - digitsStart
+            guard digits > 0 else { break }
+            if parenthesized {
+                guard j < b.count, b[j] == UInt8(ascii: ")") else { break }
+                j += 1
+            }
+            groups.append(Group(digits: digits, parenthesized: parenthesized, separator: separator, end: j))
+            // A separator counts only when a digit (or an opening parenthesis) follows.
+            var k = j
+            var sep: UInt8? = nil
+            if k < b.count, b[k] == UInt8(ascii: " ") || b[k] == UInt8(ascii: "-") || b[k] == UInt8(ascii: ".") {
+                sep = b[k]
+                k += 1
+            } else if parenthesized {
+                sep = UInt8(ascii: ")")  // `(415)555-0100`
+            }
+            guard let s = sep, k < b.count, isDigit(b[k]) || (b[k] == UInt8(ascii: "(") && s == UInt8(ascii: " ")) else {
+                break
+            }
+            separator = s
+            i = k
+        }
+        // The longest prefix of the groups that reads as a phone number, written across words or
+        // with parentheses (a plain word is ``looksLikePhone``'s).
+        var n = groups.count
+        while n >= 2 {
+            let g = Array(groups[0..<n])
+            let end = g[n - 1].end
+            let spans = g.contains { $0.separator == UInt8(ascii: " ") } || g.contains(where: \.parenthesized)
+            if spans, boundaryAfter(b, end), isPhoneShape(g, plus: plus) { return end }
+            n -= 1
+        }
+        return nil
+    }
+
+    static func boundaryAfter(_ b: [UInt8], _ end: Int) -> Bool {
+        guard end < b.count else { return true }
+        let c = b[end]
+        if isAlnum(c) || c == UInt8(ascii: "_") { return false }
+        // `12:30` or `1.5`: the number goes on.
+        if (c == UInt8(ascii: ":") || c == UInt8(ascii: ".") || c == UInt8(ascii: ",")) && end + 1 < b.count
+            && isDigit(b[end + 1])
+        {
+            return false
+        }
+        return true
+    }
+
+    static func isPhoneShape(_ g: [Group], plus: Bool) -> Bool {
+        let total = g.reduce(0) { $0 + $1.digits }
+        guard total >= 9, total <= 15 else { return false }
+        if plus {
+            // +<country code> and groups: +1 415 555 0100, +44 20 7946 0958, +33 1 23 45 67 89.
+            return g[0].digits <= 3 && !g[0].parenthesized && g.count <= 7 && g.dropFirst().allSatisfy { $0.digits <= 8 }
+        }
+        if g[0].parenthesized {
+            // (415) 555-0100, (0151) 496 0000
+            return g[0].digits >= 2 && g[0].digits <= 5 && g.count <= 4
+                && g.dropFirst().allSatisfy { !$0.parenthesized && $0.digits >= 2 && $0.digits <= 8 }
+        }
+        let d = g.map(\.digits)
+        if g.contains(where: \.parenthesized) {
+            // 1 (415) 555-0100
+            return d.count >= 2 && d.count <= 4 && d.allSatisfy { $0 >= 1 && $0 <= 5 }
+        }
+        // No country code, no parentheses: only the shapes of a national number, 415 555 0100,
+        // 415 555-0100, 1 415 555 0100, 020 7946 0958, 0161 496 0000.
+        return d == [3, 3, 4] || d == [1, 3, 3, 4] || d == [3, 4, 4] || d == [4, 3, 4]
+    }
+
+    // MARK: Bytes
+
+    @inline(__always) static func isDigit(_ c: UInt8) -> Bool { c >= 48 && c <= 57 }
+
+    @inline(__always) static func isAlnum(_ c: UInt8) -> Bool {
+        isDigit(c) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c >= 0x80
+    }
+
+    @inline(__always) static func lowerASCII(_ c: UInt8) -> UInt8 { c >= 65 && c <= 90 ? c + 32 : c }
 }
 
 extension String {

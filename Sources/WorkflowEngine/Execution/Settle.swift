@@ -33,13 +33,12 @@ extension Engine {
         // Node titles and ids are searched through the template; only the title is the workflow's.
         let committed = uow.state.summaries[wf.workflowId]
         let search = committed?.title == wf.title ? committed!.searchText : wf.title.lowercased()
-        // Counted as the badges count: pending awaits (snoozed ones wait quietly).
+        // As badges.get counts: the count is of pending awaits (snoozed ones wait quietly); the red
+        // dot stays while an open blocking await, pending or snoozed, holds the workflow up.
         var pending = 0, blocking = false, inbox = 0
         for i in wf.awaits.indices {
-            if wf.awaits[i].status == .pending {
-                pending += 1
-                blocking = blocking || wf.awaits[i].blocking
-            }
+            if wf.awaits[i].status == .pending { pending += 1 }
+            if wf.awaits[i].isOpen && wf.awaits[i].blocking { blocking = true }
             if !wf.awaits[i].cleared { inbox += 1 }
         }
         var stepsDone = 0

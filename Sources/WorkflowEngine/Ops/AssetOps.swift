@@ -14,17 +14,18 @@ extension Engine {
             try resolveAsset(uow, .object(args.object), path: "", expectedType: nil).json
         },
 
-        // asset.delete {assetId} → {assetId, deleted, evicted}: its cached files are evicted; a
-        // retry that needs it never starts (inputAssetGone).
+        // asset.delete {assetId} → {assetId, deleted, evicted}: its cached files are evicted; every
+        // workflow that refers to it is re-gated; a retry that needs it never starts (inputAssetGone).
         "asset.delete": OpHandler(mutates: true, args: ["assetId"]) { (engine, uow, args) throws(EngineError) -> JSON in
             let asset = try requireAsset(uow, args)
             let evicted = engine.evictAll(uow, assetId: asset.assetId, reason: "assetDeleted")
+            let referring = try workflowsReferring(engine, uow, asset)
             uow.deleteAsset(asset.assetId)
-            if let wfId = asset.provenance?.workflowId, var wf = try uow.workflow(wfId) {
+            for var wf in referring {
                 try uow.executor(for: wf).reconcile(&wf)
                 uow.putWorkflow(wf)
             }
-            uow.log(.info, "asset deleted", ["assetId": "\(asset.assetId)"])
+            uow.log(.info, "asset deleted", ["assetId": "\(asset.assetId)", "workflows": "\(referring.count)"])
             return ["assetId": .string(asset.assetId), "deleted": true, "evicted": JSON(evicted)]
         },
 
@@ -72,8 +73,9 @@ extension Engine {
             let asset = try requireAsset(uow, args)
             let variant = try cacheVariant(args)
             guard let bytes = try args.optionalInt("bytes", min: 0) else { throw Args.missing("bytes") }
+            // The use order makes it the most recently used, also among entries used at the same instant.
             let entry = CacheEntry(assetId: asset.assetId, variant: variant, bytes: bytes, lastUsedAt: uow.now,
-                                   pinned: asset.pinned)
+                                   pinned: asset.pinned, useOrder: CachePolicy.nextUseOrder(uow.allCacheEntries()))
             uow.putCacheEntry(entry)
             uow.cacheTimers.set(entry.key, at: engine.cachePolicy.purgeTime(entry), order: 0)
             let evicted = engine.enforceThumbnailCap(uow)
@@ -89,6 +91,7 @@ extension Engine {
                                 details: ["assetId": .string(assetId), "variant": .string(variant.rawValue)])
             }
             entry.lastUsedAt = uow.now
+            entry.useOrder = CachePolicy.nextUseOrder(uow.allCacheEntries())
             uow.putCacheEntry(entry)
             uow.cacheTimers.set(entry.key, at: engine.cachePolicy.purgeTime(entry), order: 0)
             return ["entry": entry.json]
@@ -126,10 +129,11 @@ extension Engine {
             return ["kind": .string(kind), "params": .object(uow.providerDefaults(kind) ?? [:])]
         },
 
-        // metrics.record {event, fields?} → {recorded}: events a shell records (card taps, …).
+        // metrics.record {event, fields?} → {recorded}: events a shell records (card taps, …). The
+        // event name and every string in the fields go through the log redaction first.
         "metrics.record": OpHandler(mutates: true, args: ["event", "fields"]) { (_, uow, args) throws(EngineError) -> JSON in
-            let event = try args.string("event")
-            var fields = try args.optionalObject("fields") ?? [:]
+            let event = Redaction.redact(try args.string("event"))
+            var fields = redactStrings(try args.optionalObject("fields") ?? [:])
             fields["source"] = "shell"
             uow.metric(event, fields)
             return ["recorded": true]
@@ -156,6 +160,42 @@ extension Engine {
             throw .notFound("unknownAsset", "no asset '\(id)'", details: ["assetId": .string(id)])
         }
         return a
+    }
+
+    /// Every workflow that refers to `asset`, in creation order: the one that produced it, the
+    /// committed ones the store finds (runs' inputs and outputs, nodes' bindings, outputs and
+    /// input selections), and those this call changed (a `batch` may have just bound it).
+    static func workflowsReferring(_ engine: Engine, _ uow: UnitOfWork, _ asset: Asset) throws(EngineError) -> [Workflow] {
+        var ids = Set<String>()
+        if let id = asset.provenance?.workflowId { ids.insert(id) }
+        do {
+            ids.formUnion(try engine.store.workflowIds(referencingAsset: asset.assetId))
+        } catch {
+            throw EngineError(.store, "storeReadFailed", "cannot find the workflows using \(asset.assetId): \(error)")
+        }
+        for id in uow.touchedWorkflowIds where !ids.contains(id) {
+            if let wf = try uow.workflow(id), wf.refers(to: asset.assetId) { ids.insert(id) }
+        }
+        var found: [Workflow] = []
+        for id in ids {
+            if let wf = try uow.workflow(id) { found.append(wf) }
+        }
+        return found.sorted { $0.seq < $1.seq }
+    }
+
+    /// Every string inside `value` redacted as log lines are (``Redaction``); keys, numbers and
+    /// booleans as they are.
+    static func redactStrings(_ value: JSON) -> JSON {
+        switch value {
+        case .string(let s): return .string(Redaction.redact(s))
+        case .array(let a): return .array(a.map(redactStrings))
+        case .object(let o): return .object(redactStrings(o))
+        default: return value
+        }
+    }
+
+    static func redactStrings(_ object: JSONObject) -> JSONObject {
+        JSONObject(uniqueKeysWithValues: object.map { ($0.key, redactStrings($0.value)) })
     }
 
     static func cacheVariant(_ args: Args) throws(EngineError) -> CacheVariant {
@@ -212,5 +252,16 @@ extension Engine {
         } else {
             uow.cacheTimers.set(key, at: cachePolicy.purgeTime(entry), order: 0)
         }
+    }
+}
+
+extension Workflow {
+    /// Whether a run (inputs, outputs) or a node (binding, output, input selection) refers to an asset.
+    func refers(to assetId: String) -> Bool {
+        runs.contains { $0.inputs.values.contains(assetId) || $0.outputs.values.contains(assetId) }
+            || nodes.contains {
+                $0.bindings.values.contains(assetId) || $0.outputs.values.contains(assetId)
+                    || $0.inputSelections.values.contains(assetId)
+            }
     }
 }

@@ -142,18 +142,19 @@ extension Engine {
         },
 
         // badges.get → {actionCenter, workflows: {id: n}, blocking: {id: true}, nodes: {id: {nodeId: n}}}:
-        // counts of pending awaits (snoozed ones wait quietly).
+        // counts of pending awaits (snoozed ones wait quietly); `blocking` flags workflows held up
+        // by an open blocking await, pending or snoozed (the row's red dot).
         "badges.get": OpHandler(mutates: false, args: []) { (_, uow, _) throws(EngineError) -> JSON in
             var total = 0
             var workflows = JSONObject()
             var blocking = JSONObject()
             var nodes = JSONObject()
             for wf in try inboxWorkflows(uow, only: nil) {
+                if wf.awaits.contains(where: { $0.isOpen && $0.blocking }) { blocking[wf.workflowId] = true }
                 let pending = wf.awaits.filter { $0.status == .pending }
                 guard !pending.isEmpty else { continue }
                 total += pending.count
                 workflows[wf.workflowId] = JSON(pending.count)
-                if pending.contains(where: \.blocking) { blocking[wf.workflowId] = true }
                 var perNode = JSONObject()
                 for a in pending { perNode[a.nodeId] = .int((perNode[a.nodeId]?.intValue ?? 0) + 1) }
                 nodes[wf.workflowId] = .object(perNode)

@@ -1,0 +1,117 @@
+import WorkflowCore
+import XCTest
+
+/// Log tails, error messages and shell metrics go through `Redaction` before they are stored or
+/// shown: TEST PLAN §12 "no raw media logged; PII scrubbed", step 13 of the implementation plan
+/// ("RedactionTests: crash sample shows no sensitive fields").
+final class RedactionTests: XCTestCase {
+    private func r(_ s: String) -> String { Redaction.redact(s) }
+
+    // MARK: Already handled
+
+    func testDataURIsAndLongBase64RunsBecomeMedia() {
+        XCTAssertEqual(r("got data:image/png;base64,iVBORw0KGgo= ok"), "got [media] ok")
+        XCTAssertEqual(r("thumb iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk"), "thumb [media]")
+        XCTAssertEqual(r("thumb iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk."), "thumb [media].")
+        XCTAssertEqual(r("short abc123=="), "short abc123==", "short tokens are not media")
+    }
+
+    func testEmailAddressesBecomeEmailAndKeepTheirPunctuation() {
+        XCTAssertEqual(r("user jane@example.com uploaded"), "user [email] uploaded")
+        XCTAssertEqual(r("to jane@example.com, bob@example.org."), "to [email], [email].")
+        XCTAssertEqual(r("(jane.doe+tag@mail.example.co.uk)"), "([email])")
+    }
+
+    func testPhoneNumbersWrittenAsOneWordBecomePhone() {
+        XCTAssertEqual(r("call +14155550100 now"), "call [phone] now")
+        XCTAssertEqual(r("call 415-555-0100"), "call [phone]")
+        XCTAssertEqual(r("call 415.555.0100."), "call [phone].")
+    }
+
+    func testMediaFileNamesBecomeFile() {
+        XCTAssertEqual(r("uploaded IMG_0042.HEIC"), "uploaded [file]")
+        XCTAssertEqual(r("read /Users/alice/Pictures/beach.jpg"), "read [file]", "the whole path goes with the name")
+        XCTAssertEqual(r("wrote out-1.webp and clip.mp4"), "wrote [file] and [file]")
+    }
+
+    func testOrdinaryWordsStayAsTheyAre() {
+        let lines = ["step 12/30", "loading model sdxl-turbo v1.2", "eta 40 s", "res 1024 1024 steps 30",
+                     "2026-01-01 12:00:05 done", "took 1.5 s at 2026-01-01T00:00:30.000Z", "notes.txt saved",
+                     "GET https://api.example.com/v1/jobs 200", "see /srv/home/shared/config.yaml", "progress 10 20 30 40 50"]
+        for line in lines { XCTAssertEqual(r(line), line) }
+    }
+
+    func testLinesAreCutAt500Characters() {
+        let line = String(repeating: "word ", count: 200)
+        let out = r(line)
+        XCTAssertEqual(out.count, 501)
+        XCTAssertTrue(out.hasSuffix("…"))
+    }
+
+    // MARK: Media file names followed by punctuation
+
+    func testMediaFileNamesFollowedByPunctuationBecomeFileAndKeepThePunctuation() {
+        XCTAssertEqual(r("saved photo.jpg, then"), "saved [file], then")
+        XCTAssertEqual(r("(see clip.mov)"), "(see [file])")
+        XCTAssertEqual(r("wrote a.png."), "wrote [file].")
+        XCTAssertEqual(r("is it 'beach.JPEG'?"), "is it '[file]'?")
+        XCTAssertEqual(r("files: a.png; b.gif! [c.tiff]"), "files: [file]; [file]! [[file]]")
+    }
+
+    // MARK: URLs with a query or a fragment
+
+    func testMediaURLsWithAQueryOrFragmentAreRedactedWhole() {
+        let out = r("fetch https://cdn.example.com/out/beach.png?X-Amz-Signature=abc123secret&expires=99#preview done")
+        XCTAssertEqual(out, "fetch [file] done")
+        XCTAssertFalse(out.contains("secret"))
+        XCTAssertEqual(r("file:///Users/alice/Movies/clip.mov#t=10,"), "[file],")
+    }
+
+    func testURLsCarryingTokensAreRedactedWhole() {
+        let out = r("GET https://api.example.com/v1/jobs/42?token=s3cr3t&user=jane then")
+        XCTAssertEqual(out, "GET [url] then")
+        XCTAssertFalse(out.contains("s3cr3t"))
+        XCTAssertEqual(r("see https://example.com/docs#section-2."), "see [url].")
+        XCTAssertEqual(r("proxy https://bob:hunter2@proxy.example.com/ up"), "proxy [url] up")
+        XCTAssertEqual(r("callback /hooks/done?sig=abcdef"), "callback [url]")
+    }
+
+    // MARK: Phone numbers across words
+
+    func testPhoneNumbersWrittenAcrossWordsBecomePhone() {
+        XCTAssertEqual(r("call +1 415 555 0100 now"), "call [phone] now")
+        XCTAssertEqual(r("call (415) 555-0100."), "call [phone].")
+        XCTAssertEqual(r("call (415)555-0100"), "call [phone]")
+        XCTAssertEqual(r("call 415 555 0100"), "call [phone]")
+        XCTAssertEqual(r("call 415 555-0100 or +44 20 7946 0958"), "call [phone] or [phone]")
+        XCTAssertEqual(r("call +1 (415) 555-0100"), "call [phone]")
+        XCTAssertEqual(r("tel:+33 1 23 45 67 89"), "tel:[phone]")
+    }
+
+    func testAPhoneNumberAcrossWordsLeavesTheWordsAfterIt() {
+        XCTAssertEqual(r("call 415 555 0100 2 times"), "call [phone] 2 times")
+        XCTAssertEqual(r("+1 415 555 0100, ext 12"), "[phone], ext 12")
+    }
+
+    // MARK: Home directories
+
+    func testHomeDirectoryUserNamesAreRedacted() {
+        XCTAssertEqual(r("reading /Users/alice/Documents/notes.txt"), "reading /Users/[user]/Documents/notes.txt")
+        XCTAssertEqual(r("cwd=/home/bob/projects"), "cwd=/home/[user]/projects")
+        XCTAssertEqual(r("cache in /home/bob"), "cache in /home/[user]")
+        XCTAssertEqual(r(#"wrote C:\Users\carol\AppData\run.log"#), #"wrote C:\Users\[user]\AppData\run.log"#)
+        XCTAssertEqual(r(#"c:\users\Carol\x.txt"#), #"c:\users\[user]\x.txt"#)
+        XCTAssertEqual(r("C:/Users/carol/x.txt"), "C:/Users/[user]/x.txt")
+        XCTAssertEqual(r("open file:///Users/alice/notes.txt"), "open file:///Users/[user]/notes.txt")
+        XCTAssertEqual(r("(/home/dave)"), "(/home/[user])")
+        for line in ["/Users/alice/a.txt", "/home/bob/b", #"C:\Users\carol\c"#] {
+            XCTAssertFalse(["alice", "bob", "carol"].contains { r(line).contains($0) }, line)
+        }
+    }
+
+    func testHomeLikeFoldersDeeperInAPathAreNotUserNames() {
+        XCTAssertEqual(r("/srv/home/shared/x"), "/srv/home/shared/x")
+        XCTAssertEqual(r("/homework/x"), "/homework/x")
+        XCTAssertEqual(r("https://example.com/home/page"), "https://example.com/home/page")
+    }
+}
