@@ -9,10 +9,21 @@ public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible
 
     public static func < (a: Timestamp, b: Timestamp) -> Bool { a.milliseconds < b.milliseconds }
 
-    public func adding(milliseconds ms: Int64) -> Timestamp { Timestamp(milliseconds: milliseconds + ms) }
+    /// The latest time the engine records: timestamps are RFC 3339 with a four-digit year.
+    public static let latest = Timestamp(milliseconds: 253_402_300_799_999)  // 9999-12-31T23:59:59.999Z
+
+    /// `self` moved by `ms`; a deadline beyond ``latest`` (a snooze or an expiry reaching past the
+    /// year 9999) is ``latest``, the last moment a clock can reach (`clock.advance` stops there).
+    public func adding(milliseconds ms: Int64) -> Timestamp {
+        let (sum, overflow) = milliseconds.addingReportingOverflow(ms)
+        if overflow { return ms > 0 ? Self.latest : Timestamp(milliseconds: .min) }
+        return Timestamp(milliseconds: min(sum, Self.latest.milliseconds))
+    }
 
     public func adding(seconds s: Double) -> Timestamp {
-        Timestamp(milliseconds: milliseconds + Int64((s * 1000).rounded()))
+        let ms = (s * 1000).rounded()
+        guard ms < Double(Self.latest.milliseconds) else { return Self.latest }
+        return adding(milliseconds: Int64(ms))
     }
 
     /// Seconds from `self` to `later` (negative when `later` is earlier).

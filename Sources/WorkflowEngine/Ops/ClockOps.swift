@@ -12,9 +12,10 @@ extension Engine {
                              details: ["mode": "system"])
             }
             let seconds = try args.seconds("seconds", min: 0, max: 100 * 365 * 86_400)
+            // Checked before anything fires: a refused advance changes nothing. (adding(seconds:)
+            // would stop at the latest time; the clock must not move there silently.)
+            try Engine.checkRecordable(advancing: seconds, argument: "seconds", from: uow.now)
             let target = uow.now.adding(seconds: seconds)
-            // Checked before anything fires: a refused advance changes nothing.
-            try Engine.checkRecordable(target, argument: "seconds", from: uow.now)
             let fired = try engine.fireDue(uow, upTo: target)
             uow.now = target
             uow.setMeta(MetaKey.clockNow, JSON(target))
@@ -55,14 +56,14 @@ extension Engine {
 extension Engine {
     /// The latest time the engine can record: timestamps are written and read back as RFC 3339 with
     /// a four-digit year.
-    static let latestRecordableTime = Timestamp(rfc3339: "9999-12-31T23:59:59.999Z")!
+    static let latestRecordableTime = Timestamp.latest
 
-    /// Refuses a time the engine could not persist or format (`WF_EINVALID timeOutOfRange`), naming
-    /// the argument that led to it.
-    static func checkRecordable(_ time: Timestamp, argument: String, from now: Timestamp) throws(EngineError) {
-        guard time > latestRecordableTime else { return }
+    /// Refuses moving the clock `seconds` past `now` when that passes the latest time the engine
+    /// can persist or format (`WF_EINVALID timeOutOfRange`), naming the argument that led to it.
+    static func checkRecordable(advancing seconds: Double, argument: String, from now: Timestamp) throws(EngineError) {
         let latest = latestRecordableTime
         let room = max(0, now.seconds(until: latest))
+        guard (seconds * 1000).rounded() > room * 1000 else { return }
         throw .invalid(
             "timeOutOfRange",
             "\(argument) would move the clock past \(latest.rfc3339), the latest time the engine can record; at \(now.rfc3339) it can advance at most \(room) seconds",
