@@ -61,25 +61,6 @@ public struct ToolInvocation: Sendable, Equatable {
     }
 }
 
-/// A failure of a tool, as a person reads it on the node's card.
-public struct ToolFailure: Error, Sendable, Equatable {
-    public var code: String
-    public var message: String
-    public var hint: String?
-    public var details: JSONObject
-
-    public init(code: String, message: String, hint: String? = nil, details: JSONObject = [:]) {
-        self.code = code
-        self.message = message
-        self.hint = hint
-        self.details = details
-    }
-
-    /// The `error` member of a `local.completed` event.
-    public var json: JSON {
-        var o: JSONObject = ["code": .string(code), "message": .string(message)]
-        if let hint { o["hint"] = .string(hint) }
-        if !details.isEmpty { o["details"] = .object(details) }
-        return .object(o)
-    }
-}
+/// A failure of a tool, as a person reads it on the node's card: the node's ``NodeError``
+/// (`code`, a plain `message`, a `hint` where one helps, `details`), thrown by ``Tool/run(_:)``.
+public typealias ToolFailure = NodeError

@@ -128,13 +128,20 @@ public struct ToolBox: Sendable {
             for port in outputs.keys.sorted() { o[port] = Self.json(outputs[port]!) }
             return ["runId": runId, "outputs": .object(o)]
         } catch let failure as ToolFailure {
-            return ["runId": runId, "error": failure.json]
+            return ["runId": runId, "error": Self.eventJSON(failure)]
         } catch let error as EngineError {
-            return ["runId": runId, "error": ToolFailure(code: error.code, message: error.message, details: error.details).json]
+            return ["runId": runId, "error": Self.eventJSON(ToolFailure(code: error.code, message: error.message, details: error.details))]
         } catch {
             let kind = effect["kind"]?.stringValue ?? "?"
-            return ["runId": runId, "error": ToolFailure(code: "toolFailed", message: "The '\(kind)' tool failed: \(error)").json]
+            return ["runId": runId, "error": Self.eventJSON(ToolFailure(code: "toolFailed", message: "The '\(kind)' tool failed: \(error)"))]
         }
+    }
+
+    /// A failure as the `error` of a `local.completed` event: `{code, message, hint?, details?}`.
+    static func eventJSON(_ failure: ToolFailure) -> JSON {
+        guard case var .object(o) = failure.json else { return failure.json }
+        if !failure.details.isEmpty { o["details"] = .object(failure.details) }
+        return .object(o)
     }
 
     static func check(outputs: [String: AssetDraft], of spec: ToolSpec) throws(EngineError) {

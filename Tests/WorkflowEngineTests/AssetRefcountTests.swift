@@ -137,53 +137,32 @@ final class AssetRefcountTests: XCTestCase {
 
     // MARK: Logs
 
-    final class Capture: @unchecked Sendable {
-        private let lock = NSLock()
-        private var stored: [(Logger.Level, String)] = []
-        func add(_ level: Logger.Level, _ line: String) { lock.lock(); stored.append((level, line)); lock.unlock() }
-        var lines: [(level: Logger.Level, text: String)] { lock.lock(); defer { lock.unlock() }; return stored }
-    }
-
-    struct CapturingHandler: LogHandler {
-        let capture: Capture
-        var metadata: Logger.Metadata = [:]
-        var logLevel: Logger.Level = .trace
-        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-            get { metadata[key] }
-            set { metadata[key] = newValue }
-        }
-        func log(event: LogEvent) {
-            let all = metadata.merging(event.metadata ?? [:]) { $1 }
-            capture.add(event.level, "\(event.message) \(all.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" })")
-        }
-    }
-
     func testAssetMetaWithoutProviderSchemaLogsAWarningNamingTheAssetById() throws {
-        let capture = Capture()
+        let capture = LogCapture()
         let engine = try Engine(configJSON: ["clock": ["mode": "manual", "start": "2026-01-01T00:00:00.000Z"],
                                              "logLevel": "warning"],
-                                logHandler: { _ in CapturingHandler(capture: capture) })
+                                logHandler: capture.handler)
         defer { engine.close() }
         let versioned = try engine.call("asset.import", ["type": "ImageRef", "uri": "file:///jane/a.png",
                                                           "meta": ["providerSchema": "v2"]]).get()
-        XCTAssertTrue(capture.lines.isEmpty, "meta with a providerSchema is not warned about: \(capture.lines)")
+        XCTAssertTrue(capture.entries.isEmpty, "meta with a providerSchema is not warned about: \(capture.entries)")
         let bare = try engine.call("asset.import", ["type": "ImageRef", "uri": "file:///jane/b.png",
                                                      "meta": ["width": 10]]).get()
         XCTAssertEqual(bare["meta"]?["providerSchema"], "v1")
         let id = bare["assetId"]!.stringValue!
-        let warnings = capture.lines.filter { $0.level == .warning }
-        XCTAssertEqual(warnings.count, 1, "\(capture.lines)")
+        let warnings = capture.entries.filter { $0.level == .warning }
+        XCTAssertEqual(warnings.count, 1, "\(capture.entries)")
         XCTAssertTrue(warnings.first?.text.contains("providerSchema") ?? false, "\(warnings)")
         XCTAssertTrue(warnings.first?.text.contains("assetId=\(id)") ?? false, "\(warnings)")
-        XCTAssertFalse(capture.lines.contains { $0.text.contains("jane") || $0.text.contains(".png") }, "assets by id only")
+        XCTAssertFalse(capture.entries.contains { $0.text.contains("jane") || $0.text.contains(".png") }, "assets by id only")
         XCTAssertNotEqual(versioned["assetId"], bare["assetId"])
     }
 
     func testAnOutputWithoutProviderSchemaLogsAWarningAndAFailedCallLogsNothing() throws {
-        let capture = Capture()
+        let capture = LogCapture()
         let engine = try Engine(configJSON: ["clock": ["mode": "manual", "start": "2026-01-01T00:00:00.000Z"],
                                              "logLevel": "warning"],
-                                logHandler: { _ in CapturingHandler(capture: capture) })
+                                logHandler: capture.handler)
         defer { engine.close() }
         func call(_ op: String, _ args: JSONObject) throws -> JSON { try engine.call(op, args).get() }
         _ = try call("tool.register", ["kind": "Text", "outputs": ["text": "TextRef"]])
@@ -193,11 +172,11 @@ final class AssetRefcountTests: XCTestCase {
         let run = try call("node.run", ["workflowId": wf, "nodeId": "A"])["runId"]!
         // A call that fails rolls back, and so do its log lines.
         XCTAssertThrowsError(try call("local.completed", ["runId": run, "outputs": ["text": ["type": "MaskRef", "uri": "data:,x"]]]))
-        XCTAssertTrue(capture.lines.filter { $0.level == .warning }.isEmpty, "\(capture.lines)")
+        XCTAssertTrue(capture.entries.filter { $0.level == .warning }.isEmpty, "\(capture.entries)")
         _ = try call("local.completed", ["runId": run, "outputs": ["text": ["type": "TextRef", "uri": "data:,x"]]])
         let asset = try call("node.get", ["workflowId": wf, "nodeId": "A"])["outputs"]!["text"]!.stringValue!
-        let warnings = capture.lines.filter { $0.level == .warning && $0.text.contains("providerSchema") }
-        XCTAssertEqual(warnings.count, 1, "\(capture.lines)")
+        let warnings = capture.entries.filter { $0.level == .warning && $0.text.contains("providerSchema") }
+        XCTAssertEqual(warnings.count, 1, "\(capture.entries)")
         XCTAssertTrue(warnings.first?.text.contains("assetId=\(asset)") ?? false, "\(warnings)")
     }
 }

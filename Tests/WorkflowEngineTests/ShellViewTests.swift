@@ -301,32 +301,12 @@ final class CachePolicyTests: XCTestCase {
 
 /// TEST PLAN §12 and step 0: no raw media, file names of media or personal data in any log line.
 final class LoggingPolicyTests: XCTestCase {
-    final class Capture: @unchecked Sendable {
-        let lock = NSLock()
-        var lines: [String] = []
-        func add(_ s: String) { lock.lock(); lines.append(s); lock.unlock() }
-    }
-
-    struct CapturingHandler: LogHandler {
-        let capture: Capture
-        var metadata: Logger.Metadata = [:]
-        var logLevel: Logger.Level = .trace
-        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-            get { metadata[key] }
-            set { metadata[key] = newValue }
-        }
-        func log(event: LogEvent) {
-            let all = metadata.merging(event.metadata ?? [:]) { $1 }
-            capture.add("\(event.level) \(event.message) \(all.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" })")
-        }
-    }
-
     func testAFullRunWithMediaLogsAssetsByIdOnly() throws {
-        let capture = Capture()
+        let capture = LogCapture()
         var config = EngineConfig()
         config.clock = .manual(start: EngineConfig.defaultStart)
         config.logLevel = .trace
-        let engine = try Engine(config: config, logHandler: { _ in CapturingHandler(capture: capture) })
+        let engine = try Engine(config: config, logHandler: capture.handler)
         defer { engine.close() }
         func call(_ op: String, _ args: JSONObject) -> JSON { (try? engine.call(op, args).get()) ?? .null }
         _ = call("tool.register", ["kind": "ImageLoader", "outputs": ["image": "ImageRef"]])

@@ -147,8 +147,9 @@ public struct BlockedReason: Sendable, Equatable {
     public static let offline = "offline"
 }
 
-/// A failure shown on a card: the code, a plain sentence, and a hint where one helps.
-public struct NodeError: Sendable, Equatable {
+/// A failure shown on a card: the code, a plain sentence, and a hint where one helps. In-process
+/// tools throw it (WorkflowTools' `ToolFailure`).
+public struct NodeError: Error, Sendable, Equatable {
     public var code: String
     public var message: String
     public var hint: String?
