@@ -68,6 +68,9 @@ public struct EngineConfig: Sendable {
                     guard let text = s.stringValue, let t = Timestamp(rfc3339: text) else {
                         throw bad("clock.start", "an RFC 3339 time such as 2026-01-01T00:00:00.000Z")
                     }
+                    guard t.isRecordable else {
+                        throw bad("clock.start", "a time from \(Timestamp.earliest.rfc3339) to \(Timestamp.latest.rfc3339) (UTC)")
+                    }
                     start = t
                 }
                 c.clock = .manual(start: start)

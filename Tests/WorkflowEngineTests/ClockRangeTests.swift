@@ -74,3 +74,61 @@ final class ClockRangeTests: XCTestCase {
         XCTAssertEqual(Timestamp.latest.rfc3339, Self.latest)
     }
 }
+
+/// Times the engine could not write back are refused where they come in, and arithmetic on the
+/// edges of the recordable range never traps.
+final class RecordableTimeEdgeTests: XCTestCase {
+    func configError(start: String) -> EngineError? {
+        do {
+            _ = try Engine(configJSON: ["clock": ["mode": "manual", "start": .string(start)]])
+            return nil
+        } catch {
+            return error as? EngineError
+        }
+    }
+
+    func testAClockStartPastYear9999OrBeforeYear0IsRefusedAsInvalidConfig() {
+        // An offset moves a four-digit local time out of the four-digit UTC range.
+        for start in ["9999-12-31T23:59:59-01:00", "0000-01-01T00:00:00+01:00"] {
+            let e = configError(start: start)
+            XCTAssertEqual(e?.status, .invalid, start)
+            XCTAssertEqual(e?.code, "invalidConfig", start)
+            XCTAssertEqual(e?.details["argument"], "config.clock.start", start)
+            XCTAssertTrue(e?.message.contains("9999-12-31T23:59:59.999Z") ?? false, e?.message ?? "")
+        }
+        XCTAssertNil(configError(start: "9999-12-31T22:59:59+01:00"), "the same instant as the latest minus an hour is fine")
+    }
+
+    func testAdvancingByExactlyTheReportedMaximumIsAcceptedAtAnAwkwardTime() throws {
+        // A time whose distance to the latest is not a whole number of seconds.
+        let h = try Harness(extra: ["clock": ["mode": "manual", "start": "9999-12-31T23:59:58.123Z"]])
+        let e = h.fail("clock.advance", ["seconds": 10])
+        XCTAssertEqual(e.code, "timeOutOfRange")
+        let max = try XCTUnwrap(e.details["maxSeconds"]?.doubleValue)
+        XCTAssertEqual(h.call("clock.advance", ["seconds": .double(max)])["now"], .string(ClockRangeTests.latest))
+    }
+
+    func testAHugeAssetRetentionCollectsNothingAndDoesNotTrap() throws {
+        let h = try Harness(extra: ["assets": ["retentionDays": 1e300]])
+        let asset = h.call("asset.import", ["type": "ImageRef", "uri": "file:///kept.png"])
+        h.advance(86_400 * 365)
+        let gc = h.call("assets.gc")
+        XCTAssertEqual(gc["count"], 0)
+        XCTAssertNotNil(h.call("asset.get", ["assetId": asset["assetId"]!])["assetId"])
+        // The same asset under a one-day retention is collected: the scan itself works.
+        let short = try Harness(extra: ["assets": ["retentionDays": 1]])
+        let other = short.call("asset.import", ["type": "ImageRef", "uri": "file:///gone.png"])
+        short.advance(86_400 * 2)
+        XCTAssertEqual(short.call("assets.gc")["removed"], .array([other["assetId"]!]))
+    }
+
+    func testTimestampArithmeticSaturatesAtBothEndsAndIgnoresNaN() {
+        let t = Timestamp(rfc3339: "2026-01-01T00:00:00.000Z")!
+        XCTAssertEqual(t.adding(seconds: -.greatestFiniteMagnitude), Timestamp.earliest)
+        XCTAssertEqual(t.adding(milliseconds: .min), Timestamp.earliest)
+        XCTAssertEqual(t.adding(seconds: .nan), t)
+        XCTAssertEqual(Timestamp.earliest.rfc3339, "0000-01-01T00:00:00.000Z")
+        XCTAssertTrue(Timestamp.earliest.isRecordable && Timestamp.latest.isRecordable)
+        XCTAssertFalse(Timestamp(milliseconds: Timestamp.latest.milliseconds + 1).isRecordable)
+    }
+}

@@ -274,13 +274,21 @@ final class OfflineTests: XCTestCase {
         let h = try Harness()
         let wf = h.startOneRemote()
         var runId = h.effects("remote.submit")[0]["runId"]!
-        for _ in 0..<3 {
+        // Three transport errors are the most three automatic retries allow; each one's retry
+        // falls due while offline, and the engine stays offline for several retry waits.
+        for cycle in 0..<3 {
             h.call("job.transportError", ["runId": runId, "httpStatus": 502])
             h.call("network.set", ["online": false])
-            h.advance(10_000)
-            XCTAssertEqual(h.state(wf, "stylize1"), "queuedRemote", "offline never fails a held retry")
+            for _ in 0..<4 {
+                h.advance(10_000)
+                XCTAssertEqual(h.effects("remote.submit").count, 0, "nothing is submitted while offline")
+                XCTAssertEqual(h.state(wf, "stylize1"), "queuedRemote", "offline never fails a held retry")
+            }
             h.call("network.set", ["online": true])
-            runId = h.effects("remote.submit")[0]["runId"]!
+            let submits = h.effects("remote.submit")
+            XCTAssertEqual(submits.count, 1, "the held retry goes once, back online")
+            XCTAssertEqual(submits.first?["attempt"], .int(Int64(cycle + 2)), "a held retry spends no attempt")
+            runId = submits[0]["runId"]!
         }
         h.call("job.submitted", ["runId": runId, "jobId": "job-1"])
         h.call("job.update", ["jobId": "job-1", "status": "succeeded",
@@ -301,8 +309,32 @@ final class OfflineTests: XCTestCase {
         h.advance(3_600)
         XCTAssertEqual(h.effects("remote.download").count, 0, "no download is attempted while offline")
         XCTAssertEqual(h.state(wf, "stylize1"), "downloading")
+        XCTAssertEqual(card(h, wf, "stylize1")?["statusText"], "Offline — waiting for the network")
         h.call("network.set", ["online": true])
         XCTAssertEqual(h.effects("remote.download").count, 1, "the download is retried when back online")
+        XCTAssertEqual(card(h, wf, "stylize1")?["statusText"], "Reconnecting…", "online again, the retried download is under way")
+    }
+
+    func testAnArchivedWorkflowsHeldRetryGoesWhenTheNetworkIsBack() throws {
+        let h = try Harness(file: true)
+        let wf = h.startOneRemote()
+        let runId = h.effects("remote.submit")[0]["runId"]!
+        h.call("workflow.archive", ["workflowId": .string(wf)])
+        h.call("job.transportError", ["runId": runId, "httpStatus": 503])
+        h.call("network.set", ["online": false])
+        h.advance(3_600)
+        XCTAssertEqual(h.effects("remote.submit").count, 0)
+        // A restart in between: the archived workflow is not loaded until something needs it.
+        try h.crash()
+        h.call("network.set", ["online": true])
+        let submits = h.effects("remote.submit")
+        XCTAssertEqual(submits.count, 1, "archiving hides a workflow; its job goes on")
+        XCTAssertEqual(submits.first?["runId"], runId)
+        XCTAssertEqual(submits.first?["attempt"], 2)
+    }
+
+    func card(_ h: Harness, _ wf: String, _ nodeId: String) -> JSON? {
+        h.call("workflow.detail", ["workflowId": .string(wf)])["cards"]?.arrayValue?.first { $0["nodeId"] == .string(nodeId) }
     }
 }
 

@@ -12,8 +12,8 @@ public struct CacheEntry: Sendable, Equatable {
     /// The asset is pinned ("Keep offline"): never evicted.
     public var pinned: Bool
     /// When it was last used relative to the other entries: every record or touch takes the next
-    /// number (``CachePolicy/nextUseOrder(_:)``). Entries last used at the same instant are in
-    /// use order by it; it is persisted with the entry.
+    /// number of a persisted counter. Entries last used at the same instant are in use order by
+    /// it; it is persisted with the entry.
     public var useOrder: Int64
 
     public init(assetId: String, variant: CacheVariant, bytes: Int64, lastUsedAt: Timestamp, pinned: Bool = false,
@@ -44,13 +44,6 @@ public struct CachePolicy: Sendable {
     public init(thumbnailCapBytes: Int64 = 209_715_200, previewDays: Double = 7) {
         self.thumbnailCapBytes = thumbnailCapBytes
         self.previewLifetimeSeconds = previewDays * 86_400
-    }
-
-    /// The use order for an entry recorded or touched now: after every entry there is.
-    public static func nextUseOrder(_ entries: [CacheEntry]) -> Int64 {
-        var last: Int64 = 0
-        for e in entries where e.useOrder > last { last = e.useOrder }
-        return last + 1
     }
 
     /// Least recently used first: by last use, then, for entries used at the same instant, in

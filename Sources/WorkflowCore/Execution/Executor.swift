@@ -182,23 +182,19 @@ public struct Executor {
     public func beginRun(_ wf: inout Workflow, runIndex r: Int) throws(EngineError) {
         let run = wf.runs[r]
         guard run.status == .queued, let n = wf.nodeIndex(run.nodeId) else { return }
-        var inputs = JSONObject()
-        for port in run.inputs.keys.sorted() {
-            let id = run.inputs[port]!
-            guard let asset = try ctx.asset(id) else {
-                wf.runs[r].status = .failed
-                wf.runs[r].finishedAt = ctx.now
-                let error = NodeError(code: "inputAssetGone",
-                                      message: "The \(port) input of this run was deleted; the run never started.",
-                                      hint: "Use Re-run with latest.",
-                                      details: ["port": .string(port), "assetId": .string(id)])
-                wf.runs[r].error = error
-                wf.nodes[n].lastError = error
-                try setState(&wf, n, .failed)
-                ctx.note("run aborted before start: input asset gone", ["runId": run.runId, "assetId": id])
-                return
-            }
-            inputs[port] = asset.json
+        let inputs: JSONObject
+        switch try frozenInputs(run) {
+        case let .gone(port, id):
+            wf.runs[r].status = .failed
+            wf.runs[r].finishedAt = ctx.now
+            let error = inputAssetGone(port, id, "the run never started")
+            wf.runs[r].error = error
+            wf.nodes[n].lastError = error
+            try setState(&wf, n, .failed)
+            ctx.note("run aborted before start: input asset gone", ["runId": run.runId, "assetId": id])
+            return
+        case let .present(assets):
+            inputs = assets
         }
         wf.runs[r].startedAt = ctx.now
         wf.runs[r].holdsSlot = true
@@ -227,25 +223,44 @@ public struct Executor {
         ["workflowId": .string(wf.workflowId), "nodeId": .string(run.nodeId), "runId": .string(run.runId)]
     }
 
+    enum FrozenInputs {
+        /// Every input asset, as effects carry them.
+        case present(JSONObject)
+        /// The first port (in name order) whose asset was deleted.
+        case gone(port: String, assetId: String)
+    }
+
+    /// A run's frozen input assets, or the first one that is gone.
+    func frozenInputs(_ run: Run) throws(EngineError) -> FrozenInputs {
+        var inputs = JSONObject()
+        for port in run.inputs.keys.sorted() {
+            let id = run.inputs[port]!
+            guard let asset = try ctx.asset(id) else { return .gone(port: port, assetId: id) }
+            inputs[port] = asset.json
+        }
+        return .present(inputs)
+    }
+
+    /// The error of a run whose input asset was deleted before it could (re)start.
+    func inputAssetGone(_ port: String, _ assetId: String, _ outcome: String) -> NodeError {
+        NodeError(code: "inputAssetGone", message: "The \(port) input of this run was deleted; \(outcome).",
+                  hint: "Use Re-run with latest.", details: ["port": .string(port), "assetId": .string(assetId)])
+    }
+
     /// Emits `remote.submit` again for a run whose retry wait is over (same idempotency key). If
     /// a frozen input asset was deleted meanwhile, nothing is submitted: the run fails
     /// (`inputAssetGone`), gives up its slot, and the workflow is re-gated.
     func resubmit(_ wf: inout Workflow, runIndex r: Int) throws(EngineError) {
-        var inputs = JSONObject()
-        for port in wf.runs[r].inputs.keys.sorted() {
-            let id = wf.runs[r].inputs[port]!
-            guard let asset = try ctx.asset(id) else {
-                let run = wf.runs[r]
-                try fail(&wf, runIndex: r, error: NodeError(
-                    code: "inputAssetGone",
-                    message: "The \(port) input of this run was deleted; it was not submitted again.",
-                    hint: "Use Re-run with latest.", details: ["port": .string(port), "assetId": .string(id)]),
-                    applyPolicy: false)
-                ctx.note("submit retry aborted: input asset gone", ["runId": run.runId, "assetId": id])
-                try reconcile(&wf)
-                return
-            }
-            inputs[port] = asset.json
+        let inputs: JSONObject
+        switch try frozenInputs(wf.runs[r]) {
+        case let .gone(port, id):
+            let run = wf.runs[r]
+            try fail(&wf, runIndex: r, error: inputAssetGone(port, id, "it was not submitted again"), applyPolicy: false)
+            ctx.note("submit retry aborted: input asset gone", ["runId": run.runId, "assetId": id])
+            try reconcile(&wf)
+            return
+        case let .present(assets):
+            inputs = assets
         }
         wf.runs[r].status = .submitting
         wf.runs[r].nextAttemptAt = nil

@@ -147,6 +147,27 @@ public struct BlockedReason: Sendable, Equatable {
     public static let offline = "offline"
 }
 
+extension Workflow {
+    /// Every asset the workflow refers to: its runs' inputs and outputs, its nodes' bindings,
+    /// outputs and input selections.
+    public var referencedAssetIds: Set<String> {
+        var ids = Set<String>()
+        for run in runs {
+            ids.formUnion(run.inputs.values)
+            ids.formUnion(run.outputs.values)
+        }
+        for node in nodes {
+            ids.formUnion(node.bindings.values)
+            ids.formUnion(node.outputs.values)
+            ids.formUnion(node.inputSelections.values)
+        }
+        return ids
+    }
+
+    /// Whether a run or a node of the workflow refers to the asset (``referencedAssetIds``).
+    public func refers(to assetId: String) -> Bool { referencedAssetIds.contains(assetId) }
+}
+
 /// A failure shown on a card: the code, a plain sentence, and a hint where one helps. In-process
 /// tools throw it (WorkflowTools' `ToolFailure`).
 public struct NodeError: Error, Sendable, Equatable {

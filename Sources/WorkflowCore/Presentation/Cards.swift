@@ -98,8 +98,9 @@ extension Executor {
                               border: .blue, fill: "blue15", progress: run?.progress, status: status)
         case .downloading:
             let reconnecting = run?.reconnecting ?? false
-            return Appearance(chip: "Downloading", tone: .blue, border: .blue, fill: "blue15", progress: nil,
-                              status: reconnecting ? "Reconnecting…" : "Downloading results")
+            let status = !ctx.isOnline ? "Offline — waiting for the network"
+                : reconnecting ? "Reconnecting…" : "Downloading results"
+            return Appearance(chip: "Downloading", tone: .blue, border: .blue, fill: "blue15", progress: nil, status: status)
         case .succeeded:
             return Appearance(chip: "Done", tone: .green, border: .clear, fill: "neutral", progress: 1, status: "Done")
         case .failed:

@@ -9,13 +9,13 @@
 /// `producedKeys`, repeated step ids) are checked here, and the rest of each step (kind, params, await,
 /// resources, …) by the v2 compiler on a best-effort upgrade, whose paths are mapped back into the v1
 /// document.
-public enum TemplateUpgrade {
-    public struct Outcome {
+enum TemplateUpgrade {
+    struct Outcome {
         /// The upgraded template. When `issues` is not empty it is a best-effort form built from the parts
         /// that could be read, for finding the remaining problems; it must not be registered.
-        public var v2: JSONObject
+        var v2: JSONObject
         /// The problems of the v1 shape itself, with paths into the v1 document.
-        public var issues: [TemplateIssue]
+        var issues: [TemplateIssue]
         /// For each v2 edge, the v1 path it came from (`$.steps[2].requiredKeys[0]`).
         var edgeOrigins: [String]
         /// For each v2 node, the index of the v1 step it came from (steps that are not objects have no node).
@@ -71,7 +71,7 @@ public enum TemplateUpgrade {
                                           "producedKeys", "await", "resources", "summaryParams", "presets"]
 
     /// The port type of a v1 key: `image` → `ImageRef`.
-    public static func portType(forKey key: String) -> String {
+    static func portType(forKey key: String) -> String {
         guard let first = key.first else { return "Ref" }
         return first.uppercased() + key.dropFirst() + "Ref"
     }
@@ -90,7 +90,7 @@ public enum TemplateUpgrade {
         return result
     }
 
-    public static func upgrade(_ v1: JSONObject) -> Outcome {
+    static func upgrade(_ v1: JSONObject) -> Outcome {
         var r = JSONFieldReader(path: "$")
         r.rejectUnknown(v1, allowed: ["schema", "name", "description", "steps", "options"])
         // `name`, `description` and `options` have the same paths in v2: they are copied as written and

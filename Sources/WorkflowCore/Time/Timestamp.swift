@@ -11,18 +11,29 @@ public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible
 
     /// The latest time the engine records: timestamps are RFC 3339 with a four-digit year.
     public static let latest = Timestamp(milliseconds: 253_402_300_799_999)  // 9999-12-31T23:59:59.999Z
+    /// The earliest time the engine records.
+    public static let earliest = Timestamp(milliseconds: -62_167_219_200_000)  // 0000-01-01T00:00:00.000Z
 
-    /// `self` moved by `ms`; a deadline beyond ``latest`` (a snooze or an expiry reaching past the
-    /// year 9999) is ``latest``, the last moment a clock can reach (`clock.advance` stops there).
+    /// Whether the time has a four-digit year, so it is written and read back as RFC 3339.
+    public var isRecordable: Bool { self >= Self.earliest && self <= Self.latest }
+
+    /// `self` moved by `ms`, kept within ``earliest`` … ``latest``: a deadline that would fall
+    /// after the year 9999 (a snooze, an expiry, a retry wait) is ``latest``, the last moment a
+    /// clock can reach (`clock.advance` stops there); a cutoff before year 0 is ``earliest``.
     public func adding(milliseconds ms: Int64) -> Timestamp {
         let (sum, overflow) = milliseconds.addingReportingOverflow(ms)
-        if overflow { return ms > 0 ? Self.latest : Timestamp(milliseconds: .min) }
-        return Timestamp(milliseconds: min(sum, Self.latest.milliseconds))
+        if overflow { return ms > 0 ? Self.latest : Self.earliest }
+        return Timestamp(milliseconds: Swift.min(Swift.max(sum, Self.earliest.milliseconds), Self.latest.milliseconds))
     }
 
+    /// `self` moved by `s` seconds (rounded to the millisecond), kept within ``earliest`` …
+    /// ``latest`` like ``adding(milliseconds:)``; NaN moves nothing.
     public func adding(seconds s: Double) -> Timestamp {
         let ms = (s * 1000).rounded()
-        guard ms < Double(Self.latest.milliseconds) else { return Self.latest }
+        let span = Double(Self.latest.milliseconds - Self.earliest.milliseconds)
+        if ms.isNaN { return self }
+        if ms >= span { return Self.latest }
+        if ms <= -span { return Self.earliest }
         return adding(milliseconds: Int64(ms))
     }
 

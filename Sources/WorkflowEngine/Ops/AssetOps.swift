@@ -75,7 +75,7 @@ extension Engine {
             guard let bytes = try args.optionalInt("bytes", min: 0) else { throw Args.missing("bytes") }
             // The use order makes it the most recently used, also among entries used at the same instant.
             let entry = CacheEntry(assetId: asset.assetId, variant: variant, bytes: bytes, lastUsedAt: uow.now,
-                                   pinned: asset.pinned, useOrder: CachePolicy.nextUseOrder(uow.allCacheEntries()))
+                                   pinned: asset.pinned, useOrder: uow.nextNumber("cacheUse"))
             uow.putCacheEntry(entry)
             uow.cacheTimers.set(entry.key, at: engine.cachePolicy.purgeTime(entry), order: 0)
             let evicted = engine.enforceThumbnailCap(uow)
@@ -91,7 +91,7 @@ extension Engine {
                                 details: ["assetId": .string(assetId), "variant": .string(variant.rawValue)])
             }
             entry.lastUsedAt = uow.now
-            entry.useOrder = CachePolicy.nextUseOrder(uow.allCacheEntries())
+            entry.useOrder = uow.nextNumber("cacheUse")
             uow.putCacheEntry(entry)
             uow.cacheTimers.set(entry.key, at: engine.cachePolicy.purgeTime(entry), order: 0)
             return ["entry": entry.json]
@@ -252,16 +252,5 @@ extension Engine {
         } else {
             uow.cacheTimers.set(key, at: cachePolicy.purgeTime(entry), order: 0)
         }
-    }
-}
-
-extension Workflow {
-    /// Whether a run (inputs, outputs) or a node (binding, output, input selection) refers to an asset.
-    func refers(to assetId: String) -> Bool {
-        runs.contains { $0.inputs.values.contains(assetId) || $0.outputs.values.contains(assetId) }
-            || nodes.contains {
-                $0.bindings.values.contains(assetId) || $0.outputs.values.contains(assetId)
-                    || $0.inputSelections.values.contains(assetId)
-            }
     }
 }

@@ -62,8 +62,10 @@ extension Engine {
     /// can persist or format (`WF_EINVALID timeOutOfRange`), naming the argument that led to it.
     static func checkRecordable(advancing seconds: Double, argument: String, from now: Timestamp) throws(EngineError) {
         let latest = latestRecordableTime
-        let room = max(0, now.seconds(until: latest))
-        guard (seconds * 1000).rounded() > room * 1000 else { return }
+        let roomMilliseconds = max(0, latest.milliseconds - now.milliseconds)
+        // Whole milliseconds on both sides, so the maximum it reports is always accepted.
+        guard (seconds * 1000).rounded() > Double(roomMilliseconds) else { return }
+        let room = Double(roomMilliseconds) / 1000
         throw .invalid(
             "timeOutOfRange",
             "\(argument) would move the clock past \(latest.rfc3339), the latest time the engine can record; at \(now.rfc3339) it can advance at most \(room) seconds",

@@ -95,9 +95,15 @@ extension Engine {
             try engine.reconcileActive(uow) { graph in graph.nodes.contains { $0.resourceClass == .remote } }
             if online {
                 // Held while offline: due submit retries and downloads go now, and polls skipped
-                // while offline ask for every live job's status.
-                for id in uow.touchedWorkflowIds {
-                    guard var wf = uow.workflows[id] else { continue }
+                // while offline ask for every live job's status — in every workflow with a run in
+                // flight, whatever its status (an archived one's jobs go on too).
+                var ids = Set(uow.touchedWorkflowIds)
+                ids.formUnion(uow.state.activeRuns.values)
+                var workflows: [Workflow] = []
+                for id in ids {
+                    if let wf = try uow.workflow(id) { workflows.append(wf) }
+                }
+                for var wf in workflows.sorted(by: { $0.seq < $1.seq }) {
                     if try uow.executor(for: wf).resumeOnline(&wf) { uow.putWorkflow(wf) }
                 }
             }

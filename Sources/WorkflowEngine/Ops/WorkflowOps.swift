@@ -96,13 +96,7 @@ extension Engine {
                     try executor.cancel(&wf, n, because: NodeError(code: "workflowDeleted", message: "The workflow was deleted."))
                 }
             }
-            var referenced = Set<String>()
-            for run in wf.runs {
-                referenced.formUnion(run.inputs.values)
-                referenced.formUnion(run.outputs.values)
-            }
-            for node in wf.nodes { referenced.formUnion(node.bindings.values) }
-            for assetId in referenced.sorted() {
+            for assetId in wf.referencedAssetIds.sorted() {
                 guard var asset = try uow.asset(assetId) else { continue }
                 asset.orphanedAt = uow.now
                 uow.putAsset(asset)
