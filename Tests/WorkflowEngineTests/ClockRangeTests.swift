@@ -83,7 +83,7 @@ final class RecordableTimeEdgeTests: XCTestCase {
             _ = try Engine(configJSON: ["clock": ["mode": "manual", "start": .string(start)]])
             return nil
         } catch {
-            return error as? EngineError
+            return error
         }
     }
 

@@ -217,8 +217,7 @@ extension Executor {
     func skipNode(_ wf: inout Workflow, awaitIndex i: Int, resolution: AwaitResolution) throws(EngineError) {
         let a = wf.awaits[i]
         guard let r = wf.runIndex(a.runId), let n = wf.nodeIndex(a.nodeId) else { return }
-        wf.runs[r].status = .skipped
-        wf.runs[r].finishedAt = ctx.now
+        wf.runs[r].finish(.skipped, at: ctx.now)
         try closeAwait(&wf, runId: a.runId, resolution: resolution)
         wf.nodes[n].outputs = [:]
         try setState(&wf, n, .skipped)
@@ -339,8 +338,7 @@ extension Executor {
     {
         let inputs = wf.runs[r].inputs
         try closeAwait(&wf, runId: wf.runs[r].runId, resolution: resolution)
-        wf.runs[r].status = .succeeded
-        wf.runs[r].finishedAt = ctx.now
+        wf.runs[r].finish(.succeeded, at: ctx.now)
         try setState(&wf, n, .ready)
         try startRun(&wf, n, trigger: .run, inputs: inputs, params: effectiveParams(wf, n), confirmed: true)
         try reconcile(&wf)

@@ -185,10 +185,8 @@ public struct Executor {
         let inputs: JSONObject
         switch try frozenInputs(run) {
         case let .gone(port, id):
-            wf.runs[r].status = .failed
-            wf.runs[r].finishedAt = ctx.now
             let error = inputAssetGone(port, id, "the run never started")
-            wf.runs[r].error = error
+            wf.runs[r].finish(.failed, at: ctx.now, error: error)
             wf.nodes[n].lastError = error
             try setState(&wf, n, .failed)
             ctx.note("run aborted before start: input asset gone", ["runId": run.runId, "assetId": id])
@@ -299,11 +297,8 @@ public struct Executor {
     /// Run `r` produced `outputs`: the node succeeds and its consumers are re-gated.
     func succeed(_ wf: inout Workflow, runIndex r: Int, outputs: [String: String]) throws(EngineError) {
         let n = wf.nodeIndex(wf.runs[r].nodeId)!
-        wf.runs[r].status = .succeeded
+        wf.runs[r].finish(.succeeded, at: ctx.now)
         wf.runs[r].outputs = outputs
-        wf.runs[r].finishedAt = ctx.now
-        wf.runs[r].holdsSlot = false
-        wf.runs[r].nextPollAt = nil
         wf.runs[r].progress = 1
         wf.nodes[n].outputs = outputs
         wf.nodes[n].lastError = nil
@@ -315,13 +310,7 @@ public struct Executor {
     /// unless the failure is an interruption.
     func fail(_ wf: inout Workflow, runIndex r: Int, error: NodeError, applyPolicy: Bool = true) throws(EngineError) {
         let n = wf.nodeIndex(wf.runs[r].nodeId)!
-        wf.runs[r].status = .failed
-        wf.runs[r].error = error
-        wf.runs[r].finishedAt = ctx.now
-        wf.runs[r].holdsSlot = false
-        wf.runs[r].nextPollAt = nil
-        wf.runs[r].nextAttemptAt = nil
-        wf.runs[r].nextDownloadAt = nil
+        wf.runs[r].finish(.failed, at: ctx.now, error: error)
         wf.nodes[n].lastError = error
         try setState(&wf, n, .failed)
         ctx.note("run failed", ["workflowId": wf.workflowId, "nodeId": wf.runs[r].nodeId, "runId": wf.runs[r].runId,
@@ -370,13 +359,7 @@ public struct Executor {
         case .interactive:
             try closeAwait(&wf, runId: runId, resolution: .withdrawn)
         }
-        wf.runs[r].status = .cancelled
-        wf.runs[r].finishedAt = ctx.now
-        wf.runs[r].holdsSlot = false
-        wf.runs[r].nextPollAt = nil
-        wf.runs[r].nextAttemptAt = nil
-        wf.runs[r].nextDownloadAt = nil
-        wf.runs[r].error = error
+        wf.runs[r].finish(.cancelled, at: ctx.now, error: error)
         wf.nodes[n].lastError = error
         try setState(&wf, n, .cancelled)
         ctx.metric("node.cancelled", ["workflowId": .string(wf.workflowId), "nodeId": .string(node.nodeId),

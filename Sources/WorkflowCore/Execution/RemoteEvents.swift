@@ -134,12 +134,8 @@ extension Executor {
             try reconcile(&wf)
             return .applied
         case .cancelled:
-            wf.runs[r].status = .cancelled
-            wf.runs[r].finishedAt = ctx.now
-            wf.runs[r].holdsSlot = false
-            wf.runs[r].nextPollAt = nil
             let error = NodeError(code: "providerCancelled", message: "The provider cancelled the job.")
-            wf.runs[r].error = error
+            wf.runs[r].finish(.cancelled, at: ctx.now, error: error)
             wf.nodes[n].lastError = error
             try setState(&wf, n, .cancelled)
             try reconcile(&wf)

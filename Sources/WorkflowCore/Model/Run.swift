@@ -137,6 +137,19 @@ public struct Run: Sendable, Equatable {
         self.error = nil
     }
 
+    /// Ends the run: the terminal `status` and `error` at `time`. A finished run holds no slot and
+    /// has no timers left (poll, submit retry, download retry).
+    public mutating func finish(_ status: RunStatus, at time: Timestamp, error: NodeError? = nil) {
+        precondition(status.isTerminal, "finish(\(status)): not a terminal status")
+        self.status = status
+        self.finishedAt = time
+        self.error = error
+        self.holdsSlot = false
+        self.nextPollAt = nil
+        self.nextAttemptAt = nil
+        self.nextDownloadAt = nil
+    }
+
     /// Transport errors while polling put the card in "Reconnecting…".
     public var reconnecting: Bool { pollFailures > 0 || downloadFailures > 0 }
 
