@@ -58,4 +58,57 @@ final class RandomDAGTests: XCTestCase {
             XCTAssertEqual(steps, size * workflows.count, "every node ran exactly once")
         }
     }
+
+    /// A completion gates again only what can see it (`Executor.reconcile(_:changing:_:)`).
+    /// Whatever else happens in between (Re-run with latest on finished nodes, so results go
+    /// stale downstream; cancels; failures under both error policies; retries), a full reconcile
+    /// of the result changes nothing: debug builds, which `swift test` runs, check this on every
+    /// completion and stop at the first miss. The workflows still settle: no run is left open.
+    func testCompletionsAmidReRunsCancelsAndFailuresGateWhatAFullReconcileWould() throws {
+        var rng = SplitMix64(seed: 77)
+        for round in 0..<60 {
+            let h = try Harness(extra: ["concurrency": ["local": .int(Int64(Int.random(in: 1...3, using: &rng)))]])
+            for k in 0...3 {
+                var inputs = JSONObject()
+                for j in 0..<k { inputs["in\(j)"] = "TextRef" }
+                h.register(tool: "Join\(k)", inputs: inputs, outputs: ["text": "TextRef"])
+            }
+            let size = Int.random(in: 2...24, using: &rng)
+            var template = randomTemplate(&rng, nodes: size)
+            if Bool.random(using: &rng), case var .object(t) = template {
+                t["options"] = ["errorPolicy": "isolate-node"]
+                template = .object(t)
+            }
+            let tpl = h.register(template: template)
+            let wf = h.create(tpl)
+            h.call("workflow.runAllReady", ["workflowId": .string(wf)])
+            var answered = 0
+            for _ in 0..<400 {
+                let effects = h.take().filter { $0["type"] == "local.run" }
+                for e in effects.shuffled(using: &rng) {
+                    let roll = Int.random(in: 0..<10, using: &rng)
+                    let answer: JSONObject = roll == 0
+                        ? ["runId": e["runId"]!, "error": ["code": "toolFailed", "message": "no"]]
+                        : ["runId": e["runId"]!, "outputs": ["text": TextAsset.json("\(e["nodeId"]!.stringValue!)#\(answered)")]]
+                    _ = h.engine.call("local.completed", answer)
+                    answered += 1
+                    // Something else happens to a random node; refusals (wrong state) are fine.
+                    let node: JSON = .string("n\(Int.random(in: 0..<size, using: &rng))")
+                    let args: JSONObject = ["workflowId": .string(wf), "nodeId": node]
+                    switch Int.random(in: 0..<5, using: &rng) {
+                    case 0: _ = h.engine.call("node.rerunLatest", args)
+                    case 1: _ = h.engine.call("node.cancel", args)
+                    case 2: _ = h.engine.call("node.retry", args)
+                    case 3: _ = h.engine.call("node.run", args)
+                    default: break
+                    }
+                }
+                if effects.isEmpty { break }
+            }
+            let detail = h.call("workflow.detail", ["workflowId": .string(wf)])
+            let open = detail["nodes"]?.arrayValue?.filter { ["queued", "running"].contains($0["state"]?.stringValue ?? "") } ?? []
+            XCTAssertEqual(open, [], "round \(round): every run was answered")
+            XCTAssertGreaterThanOrEqual(answered, 1, "round \(round)")
+        }
+    }
 }

@@ -66,20 +66,63 @@ public struct Executor {
         // Taints are settled in graph order too: a node's producers are final before it is gated.
         var taints = [Taint?](repeating: nil, count: wf.nodes.count)
         for n in graph.order {
-            defer { taints[n] = taint(wf, n, given: taints) }
-            let state = wf.nodes[n].state
-            if state.isInFlight || state == .cancelled || state == .skipped { continue }
-            let r = wf.nodes[n].currentRunId.flatMap { wf.runIndex($0) }
-            if let r, !wf.runs[r].status.isTerminal { continue }  // a local run waiting for a slot
-            if state == .failed, r.map({ wf.runs[$0].startedAt }) ?? nil == nil { continue }  // aborted before start
-            let gate = try self.gate(wf, n, taints: taints)
-            if let r, wf.runs[r].startedAt != nil, wf.runs[r].status == .succeeded || wf.runs[r].status == .failed {
-                try reconcileRan(&wf, n, lastRun: wf.runs[r], gate: gate)
-            } else {
-                try reconcileFresh(&wf, n, gate: gate)
-            }
+            try reconcileNode(&wf, n, taints: taints)
+            taints[n] = taint(wf, n, given: taints)
         }
         refreshStatus(&wf)
+    }
+
+    /// Applies `change` to node `n` of a reconciled workflow, then does what ``reconcile(_:)``
+    /// would, gating only what can see the change: a node is gated again when one of its
+    /// producers moved (its state, blocked reason, outputs, run or taint), and moves in turn when
+    /// gating moves it. For changes to one node and nothing outside the workflow: a completion.
+    /// Changes to assets, tools or the network reconcile every node. Debug builds check that a
+    /// full reconcile of the result changes nothing.
+    public func reconcile(_ wf: inout Workflow, changing n: Int,
+                          _ change: (inout Workflow) throws(EngineError) -> Void) throws(EngineError)
+    {
+        let old = taints(wf)
+        try change(&wf)
+        var taints = [Taint?](repeating: nil, count: wf.nodes.count)
+        var moved = [Bool](repeating: false, count: wf.nodes.count)
+        moved[n] = true
+        for m in graph.order {
+            if moved[m] || graph.producers[m].values.contains(where: { moved[$0.node] }) {
+                let node = wf.nodes[m]
+                try reconcileNode(&wf, m, taints: taints)
+                let now = wf.nodes[m]
+                if now.state != node.state || now.blockedReason != node.blockedReason || now.outputs != node.outputs
+                    || now.currentRunId != node.currentRunId
+                {
+                    moved[m] = true
+                }
+            }
+            taints[m] = taint(wf, m, given: taints)
+            if taints[m] != old[m] { moved[m] = true }
+        }
+        refreshStatus(&wf)
+        #if DEBUG
+        // The full reconcile of the result changes nothing (it would start runs, with new ids, if
+        // a ready node had been missed).
+        var full = wf
+        try reconcile(&full)
+        assert(full == wf, "the incremental reconcile after a change to '\(wf.nodes[n].nodeId)' missed what the full one does")
+        #endif
+    }
+
+    /// One node's step of the reconcile, its producers' taints known.
+    private func reconcileNode(_ wf: inout Workflow, _ n: Int, taints: [Taint?]) throws(EngineError) {
+        let state = wf.nodes[n].state
+        if state.isInFlight || state == .cancelled || state == .skipped { return }
+        let r = wf.nodes[n].currentRunId.flatMap { wf.runIndex($0) }
+        if let r, !wf.runs[r].status.isTerminal { return }  // a local run waiting for a slot
+        if state == .failed, r.map({ wf.runs[$0].startedAt }) ?? nil == nil { return }  // aborted before start
+        let gate = try self.gate(wf, n, taints: taints)
+        if let r, wf.runs[r].startedAt != nil, wf.runs[r].status == .succeeded || wf.runs[r].status == .failed {
+            try reconcileRan(&wf, n, lastRun: wf.runs[r], gate: gate)
+        } else {
+            try reconcileFresh(&wf, n, gate: gate)
+        }
     }
 
     /// A node that ran: it keeps its result while its inputs are those of its last run, and is

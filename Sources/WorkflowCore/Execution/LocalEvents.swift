@@ -39,8 +39,7 @@ extension Executor {
         }
         ctx.settle(answerKey: AnswerKey.local(run.runId))
         let ids = registerOutputs(wf, run, drafts)
-        try succeed(&wf, runIndex: r, outputs: ids)
-        try reconcile(&wf)
+        try reconcile(&wf, changing: n) { (wf) throws(EngineError) in try succeed(&wf, runIndex: r, outputs: ids) }
         return .applied
     }
 

@@ -176,8 +176,7 @@ extension Executor {
         let registered = registerOutputs(wf, wf.runs[r], ready)
         wf.runs[r].outputs = registered
         if downloads.isEmpty {
-            try succeed(&wf, runIndex: r, outputs: registered)
-            try reconcile(&wf)
+            try reconcile(&wf, changing: n) { (wf) throws(EngineError) in try succeed(&wf, runIndex: r, outputs: registered) }
             return .applied
         }
         wf.runs[r].status = .downloading
