@@ -71,6 +71,45 @@ final class PersistenceRoundTripTests: XCTestCase {
         XCTAssertThrowsError(try store.commit(cs))
     }
 
+    /// Deleting an asset re-gates every workflow that refers to it: a run's frozen inputs or its
+    /// outputs, a node's bindings, outputs or selected inputs. Each place is found, from the
+    /// committed rows; a workflow naming the asset nowhere is not.
+    func testWorkflowsReferringToAnAssetAreFoundWhereverTheyNameIt() throws {
+        let store = try SQLiteStore(path: ":memory:")
+        var seq: Int64 = 0
+        func workflow(_ id: String, _ edit: (inout Workflow) -> Void) -> Workflow {
+            seq += 1
+            var w = Workflow(workflowId: id, seq: seq, templateId: "tpl-1", title: id,
+                             createdAt: Timestamp(milliseconds: 1), nodes: [NodeInstance(nodeId: "n1", updatedAt: Timestamp(milliseconds: 1))])
+            edit(&w)
+            return w
+        }
+        func run(_ inputs: [String: String]) -> Run {
+            Run(runId: "r-\(inputs.values.sorted().joined())", nodeId: "n1", number: 1, mode: .local, kind: "K",
+                trigger: .run, status: .succeeded, params: [:], inputs: inputs, idempotencyKey: "k",
+                createdAt: Timestamp(milliseconds: 1))
+        }
+        let all = [
+            workflow("wf-run-input") { $0.runs.append(run(["text": "as-x"])) },
+            workflow("wf-run-output") { var r = run([:]); r.outputs = ["text": "as-x"]; $0.runs.append(r) },
+            workflow("wf-binding") { $0.nodes[0].bindings = ["text": "as-x"] },
+            workflow("wf-node-output") { $0.nodes[0].outputs = ["text": "as-x"] },
+            workflow("wf-selection") { $0.nodes[0].inputSelections = ["text": "as-x"] },
+            workflow("wf-other") {
+                $0.nodes[0].bindings = ["text": "as-y"]
+                $0.nodes[0].params = ["note": "as-x"]  // a param that happens to hold the id is not a reference
+                $0.runs.append(run(["text": "as-xx"]))
+            },
+        ]
+        var cs = ChangeSet()
+        cs.workflows = all.map { (nil, $0, summary($0)) }
+        try store.commit(cs)
+        XCTAssertEqual(try store.workflowIds(referencingAsset: "as-x"),
+                       ["wf-binding", "wf-node-output", "wf-run-input", "wf-run-output", "wf-selection"])
+        XCTAssertEqual(try store.workflowIds(referencingAsset: "as-y"), ["wf-other"])
+        XCTAssertEqual(try store.workflowIds(referencingAsset: "as-none"), [])
+    }
+
     private func makeAwait(_ id: String, _ w: Workflow) -> AwaitRequest {
         AwaitRequest(awaitId: id, workflowId: w.workflowId, nodeId: w.nodes[0].nodeId, runId: "r", type: .drawMask,
                      title: "t", detail: nil, urgency: .normal, blocking: true, createdAt: Timestamp(milliseconds: 1),
