@@ -140,8 +140,8 @@ final class Scheduler {
         guard Scheduler.counts(wf, c).running < workflowCap else { return false }
         let mode: RunMode = c == .remote ? .remote : .local
         var best: (position: Int, index: Int)?
-        for (i, run) in wf.runs.enumerated() where run.mode == mode && run.status == .queued {
-            guard let n = executor.graph.index[run.nodeId] else { continue }
+        for i in wf.runs.indices where wf.runs[i].mode == mode && wf.runs[i].status == .queued {  // in place, no copies
+            guard let n = executor.graph.index[wf.runs[i].nodeId] else { continue }
             let p = executor.graph.position[n]
             if best == nil || p < best!.position { best = (p, i) }
         }
