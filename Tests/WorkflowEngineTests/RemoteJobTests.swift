@@ -80,6 +80,36 @@ final class ResumePollingTests: XCTestCase {
         XCTAssertEqual(h.call("workflow.get", ["workflowId": .string(wf)])["status"], "done")
     }
 
+    /// TEST PLAN §11 (harness: slow provider): a job the provider keeps queued for 30 minutes is
+    /// polled every 10 s ± 10 % the whole time, one poll per answer, and the engine never times
+    /// it out; it finishes normally when the provider does.
+    func testASlowProviderQueuedForThirtyMinutesIsPolledEveryTenSecondsAndNeverTimedOut() throws {
+        let h = try Harness()
+        let wf = h.startOneRemote()
+        h.call("job.submitted", ["runId": h.effects("remote.submit")[0]["runId"]!, "jobId": "job-slow"])
+        var polls = 0
+        var elapsed = 0.0
+        var last = 0.0
+        while elapsed < 1800 {
+            h.advance(0.5)
+            elapsed += 0.5
+            let due = h.effects("remote.poll")
+            guard !due.isEmpty else { continue }
+            XCTAssertEqual(due.count, 1)
+            XCTAssertEqual(due[0]["jobId"], "job-slow")
+            XCTAssertTrue((9.0...11.5).contains(elapsed - last), "a poll \(elapsed - last) s after the previous one")
+            last = elapsed
+            polls += 1
+            h.call("job.update", ["jobId": "job-slow", "status": "queued"])
+            XCTAssertEqual(h.state(wf, "stylize1"), "queuedRemote")
+        }
+        XCTAssertTrue((163...200).contains(polls), "\(polls) polls in 30 minutes")
+        XCTAssertNil(h.node(wf, "stylize1")["lastError"].flatMap { $0 == .null ? nil : $0 }, "no error, no timeout")
+        h.call("job.update", ["jobId": "job-slow", "status": "succeeded",
+                              "outputs": ["image": ["type": "ImageRef", "uri": "file:///r/slow.png"]]])
+        XCTAssertEqual(h.call("workflow.get", ["workflowId": .string(wf)])["status"], "done")
+    }
+
     func testUnansweredPollIsNotDuplicatedButRedeliveredAfterRelaunch() throws {
         let h = try Harness(file: true)
         h.startOneRemote()
@@ -94,6 +124,43 @@ final class ResumePollingTests: XCTestCase {
 
 /// TEST PLAN §5: backoff and retry policy.
 final class BackoffTests: XCTestCase {
+    /// TEST PLAN §5 Pass/Fail "logs show reasons": each automatic submit retry is a warning line
+    /// naming the run, the attempt, the wait and the reason (HTTP status, offline, no response),
+    /// and a `submit.retried` metric records each resubmit.
+    func testSubmitRetriesAreLoggedWithTheirReasonAndCountedInMetrics() throws {
+        let capture = LogCapture()
+        var config = EngineConfig()
+        config.clock = .manual(start: EngineConfig.defaultStart)
+        config.logLevel = .warning
+        let engine = try Engine(config: config, logHandler: capture.handler)
+        defer { engine.close() }
+        func call(_ op: String, _ args: JSONObject = [:]) throws -> JSON { try engine.call(op, args).get() }
+        _ = try call("tool.register", ["kind": "StylizeRemote", "outputs": ["image": "ImageRef"], "resourceClass": "remote"])
+        let tpl = try call("template.register", ["template": Templates.oneRemote()])["templateId"]!
+        let wf = try call("workflow.create", ["templateId": tpl])["workflowId"]!
+        _ = try call("workflow.runAllReady", ["workflowId": wf])
+        let runId = try call("effects.take")["effects"]?[0]?["runId"]?.stringValue ?? ""
+        let failures: [JSONObject] = [["httpStatus": 503], ["offline": true], [:]]
+        for (i, failure) in failures.enumerated() {
+            var args = failure
+            args["runId"] = .string(runId)
+            _ = try call("job.transportError", args)
+            _ = try call("clock.advance", ["seconds": 600])
+            XCTAssertEqual(try call("effects.take")["effects"]?[0]?["attempt"], .int(Int64(i + 2)))
+        }
+        let retries = capture.entries.filter { $0.text.hasPrefix("submit failed; retrying") }
+        XCTAssertEqual(retries.map(\.level), [.warning, .warning, .warning])
+        for (line, reason) in zip(retries.map(\.text), ["HTTP 503", "offline", "no response"]) {
+            XCTAssertTrue(line.contains("reason=\(reason)"), line)
+            XCTAssertTrue(line.contains("runId=\(runId)"), line)
+            XCTAssertTrue(line.contains("waitSeconds="), line)
+        }
+        let metrics = try call("metrics.take")["events"]?.arrayValue ?? []
+        let retried = metrics.filter { $0["event"] == "submit.retried" }
+        XCTAssertEqual(retried.map { $0["attempt"] }, [2, 3, 4])
+        XCTAssertEqual(retried.map { $0["runId"] }, Array(repeating: .string(runId), count: 3))
+    }
+
     private func submitRun(_ h: Harness) -> (wf: String, runId: JSON) {
         let wf = h.startOneRemote()
         let submits = h.effects("remote.submit")

@@ -30,6 +30,12 @@ public struct TransportError: Sendable {
         self.retryAfterSeconds = retryAfterSeconds
         self.offline = offline
     }
+
+    /// For logs: "HTTP 503", "offline" (no connection), or "no response" (a timeout).
+    public var reason: String {
+        if let httpStatus { return "HTTP \(httpStatus)" }
+        return offline ? "offline" : "no response"
+    }
 }
 
 /// How an event was applied: changed something, or ignored (stale, duplicate) with a reason.
@@ -114,7 +120,9 @@ extension Executor {
         let wasReconnecting = run.pollFailures > 0
         wf.runs[r].pollFailures = 0
         wf.runs[r].providerStatus = update.status.rawValue
-        if let p = update.progress { wf.runs[r].progress = min(max(p, 0), 1) }
+        // Progress shown is monotonic within a run (a provider starting a new phase at 0.3 after
+        // 0.6 does not move the bar back) and truthful (never more than the provider reported).
+        if let p = update.progress { wf.runs[r].progress = max(wf.runs[r].progress ?? 0, min(max(p, 0), 1)) }
         if let lines = update.logTail { wf.runs[r].logTail = Executor.tail(lines) }
         wf.updatedAt = ctx.now
         switch update.status {
@@ -149,27 +157,50 @@ extension Executor {
         -> EventOutcome
     {
         let t = graph.nodes[n]
+        // The job is over at the provider: a reply that breaks the tool's contract will not get
+        // better with another poll, so the node fails and says why (it is never left running).
         var ready: [(port: String, draft: AssetDraft)] = []
         var downloads: [String: String] = [:]
-        for port in t.outputs {
+        var problem: NodeError?
+        for port in t.outputs where problem == nil {
             guard let value = outputs[port.name] else {
-                try fail(&wf, runIndex: r, error: NodeError(
-                    code: "missingOutput", message: "The provider reported success without the '\(port.name)' output.",
-                    details: ["port": .string(port.name)]))
-                try reconcile(&wf)
-                return .applied
+                problem = NodeError(code: "missingOutput",
+                                    message: "The provider reported success without the '\(port.name)' output.",
+                                    details: ["port": .string(port.name)])
+                break
             }
             if case let .object(o) = value, case let .string(url)? = o["url"], o["uri"] == nil {
                 downloads[port.name] = url
                 continue
             }
-            let draft = try AssetDraft.decode(value, path: "outputs.\(port.name)")
+            let draft: AssetDraft
+            do {
+                draft = try AssetDraft.decode(value, path: "outputs.\(port.name)")
+            } catch {
+                problem = NodeError(code: "providerContractMismatch",
+                                    message: Redaction.redact("The provider's '\(port.name)' output is not an asset: \(error.message)"),
+                                    details: ["port": .string(port.name), "mismatch": "invalidAsset"])
+                break
+            }
             if let type = draft.type, type != port.type {
-                throw .invalid("resultTypeMismatch",
-                               "outputs.\(port.name) is \(type) but '\(t.id)'.\(port.name) is \(port.type)",
-                               details: ["port": .string(port.name), "expected": .string(port.type), "got": .string(type)])
+                problem = NodeError(code: "providerContractMismatch",
+                                    message: "The provider returned \(type) for '\(port.name)', which takes \(port.type).",
+                                    details: ["port": .string(port.name), "mismatch": "type", "expected": .string(port.type),
+                                              "got": .string(type)])
+                break
             }
             ready.append((port.name, draft))
+        }
+        // Outputs the tool does not declare are left out, and flagged for operators.
+        for extra in outputs.keys.sorted() where t.outputs.port(named: extra) == nil {
+            ctx.warn("provider output ignored: the tool does not declare the port", ["runId": wf.runs[r].runId, "port": Redaction.redact(extra)])
+        }
+        if let problem {
+            ctx.warn("provider reply breaks the tool contract", ["runId": wf.runs[r].runId, "code": problem.code,
+                                                                "port": problem.details["port"]?.stringValue ?? ""])
+            try fail(&wf, runIndex: r, error: problem)
+            try reconcile(&wf)
+            return .applied
         }
         wf.runs[r].holdsSlot = false
         wf.runs[r].nextPollAt = nil
@@ -249,8 +280,10 @@ extension Executor {
             case let .retry(seconds):
                 wf.runs[r].status = .retryWait
                 wf.runs[r].nextAttemptAt = ctx.now.adding(seconds: seconds)
-                ctx.note("submit failed; retrying", ["runId": run.runId, "attempt": "\(failures)",
+                // Operators see why a job is late: a warning with the reason and the wait.
+                ctx.warn("submit failed; retrying", ["runId": run.runId, "attempt": "\(failures)",
                                                     "waitSeconds": "\(Int(seconds.rounded()))",
+                                                    "reason": error.reason,
                                                     "httpStatus": error.httpStatus.map(String.init) ?? "none"])
             case let .fail(nodeError):
                 try fail(&wf, runIndex: r, error: nodeError)
