@@ -185,6 +185,44 @@ final class MigrationTests: XCTestCase {
         }
     }
 
+    /// 003 step 3 MigrationTests: a store written at schema `v1` (before cache entries had a use
+    /// order) opens at the current schema, keeps its rows, and the migrated entries sort before
+    /// anything used since.
+    func testAV1StoreMigratesToTheCurrentSchemaKeepingItsCacheEntries() throws {
+        let path = tempPath()
+        defer { for s in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + s) } }
+        let q = try DatabaseQueue(path: path)
+        try StoreSchema.migrator.migrate(q, upTo: "v1")
+        try q.write { db in
+            try db.execute(sql: "INSERT INTO cache_entries (assetId, variant, bytes, lastUsedAt, pinned) VALUES ('as-1', 'thumbnail', 100, 5, 0)")
+            try db.execute(sql: "INSERT INTO cache_entries (assetId, variant, bytes, lastUsedAt, pinned) VALUES ('as-2', 'preview', 200, 5, 1)")
+        }
+        XCTAssertFalse(try q.read { try $0.columns(in: "cache_entries").map(\.name).contains("useOrder") })
+        try q.close()
+
+        let store = try SQLiteStore(path: path)
+        let migrated = try store.loadSnapshot().cacheEntries.sorted { $0.assetId < $1.assetId }
+        XCTAssertEqual(migrated, [
+            CacheEntry(assetId: "as-1", variant: .thumbnail, bytes: 100, lastUsedAt: Timestamp(milliseconds: 5), useOrder: 0),
+            CacheEntry(assetId: "as-2", variant: .preview, bytes: 200, lastUsedAt: Timestamp(milliseconds: 5), pinned: true, useOrder: 0),
+        ])
+        var cs = ChangeSet()
+        cs.cacheEntries[ChangeSet.cacheKey("as-3", "thumbnail")] =
+            CacheEntry(assetId: "as-3", variant: .thumbnail, bytes: 300, lastUsedAt: Timestamp(milliseconds: 5), useOrder: 1)
+        try store.commit(cs)
+        store.close()
+
+        let reopened = try SQLiteStore(path: path)
+        let entries = try reopened.loadSnapshot().cacheEntries
+        XCTAssertEqual(entries.count, 3)
+        // All three last used at the same instant: the migrated entry (use order 0) goes first.
+        let tight = CachePolicy(thumbnailCapBytes: 300)
+        XCTAssertEqual(tight.thumbnailEvictions(entries).map(\.assetId), ["as-1"])
+        XCTAssertEqual(entries.sorted(by: CachePolicy.leastRecentlyUsedFirst).map(\.assetId).last, "as-3")
+        XCTAssertEqual(try DatabaseQueue(path: path).read { try String.fetchAll($0, sql: "SELECT identifier FROM grdb_migrations ORDER BY rowid") },
+                       ["v1", "v2-cache-use-order"])
+    }
+
     func testLegacyRecordsWithMissingFieldsAndOldNamesLoad() throws {
         let store = try SQLiteStore(path: ":memory:")
         var rng = SplitMix64(seed: 1)
