@@ -394,6 +394,8 @@ final class DeepLinkTests: XCTestCase {
         XCTAssertEqual(h.fail("deeplink.parse", ["url": .string(url)]).details["reason"], "awaitDone", "stale")
     }
 
+    /// TEST PLAN §10 (app killed, push tapped: rehydrated, same behaviour) and §0 (tapping an
+    /// await in the Action Center navigates to its workflow and node, without claiming it).
     func testColdStartRehydratesAndTheLinkStillResolves() throws {
         let h = try Harness(file: true)
         let (wf, id) = maskAwaiting(h)
