@@ -27,6 +27,53 @@ final class JanssonBridgeTests: XCTestCase {
         }
     }
 
+    func testInvalidUTF8DeepInsideNamesTheWholePath() {
+        let bad: [CChar] = [CChar(bitPattern: 0xC3), 0x28, 0]
+        // {"a": [1, {"b": <bad>}]}
+        let o = json_object()!
+        defer { json_decref(o) }
+        let a = json_array()!
+        json_array_append_new(a, json_integer(1))
+        let inner = json_object()!
+        json_object_set_new(inner, "b", json_stringn_nocheck(bad, 2))
+        json_array_append_new(a, inner)
+        json_object_set_new(o, "a", a)
+        XCTAssertThrowsError(try JanssonBridge.toJSON(o, name: "args")) { error in
+            let e = error as? EngineError
+            XCTAssertEqual(e?.code, "invalidUTF8")
+            XCTAssertEqual(e?.message, "args.a[1].b is not valid UTF-8")
+            XCTAssertEqual(e?.details["argument"], "args.a[1].b")
+        }
+        // [{"ok": 1, <bad key>: 2}]
+        let list = json_array()!
+        defer { json_decref(list) }
+        let keyed = json_object()!
+        json_object_set_new(keyed, "ok", json_integer(1))
+        json_object_setn_new_nocheck(keyed, bad, 2, json_integer(2))
+        json_array_append_new(list, keyed)
+        XCTAssertThrowsError(try JanssonBridge.toJSON(list, name: "args")) { error in
+            let e = error as? EngineError
+            XCTAssertEqual(e?.code, "invalidUTF8")
+            XCTAssertEqual(e?.message, "args[0] has a key that is not valid UTF-8")
+            XCTAssertEqual(e?.details["argument"], "args[0]")
+        }
+    }
+
+    func testManyRepeatedShortStringsConvertExactly() {
+        // More distinct short strings than the conversion's string cache holds, each repeated,
+        // with keys and values of every short length and a few longer ones.
+        var expected: [JSON] = []
+        for i in 0..<3000 {
+            let s = String(repeating: "k", count: i % 16) + "\(i % 700)"
+            expected.append(["\(s)": .string(s), "long-\(i % 5)-xxxxxxxxxxxxxxxxxxxx": .string("é\(i % 3)")])
+        }
+        expected.append(["": ""])
+        let value = JSON.array(expected)
+        guard let j = JanssonBridge.toJansson(value) else { return XCTFail("no json_t") }
+        defer { json_decref(j) }
+        XCTAssertEqual(try JanssonBridge.toJSON(j, name: "args"), value)
+    }
+
     func testDeepNestingIsAnErrorNotACrash() {
         let root = json_array()!
         defer { json_decref(root) }

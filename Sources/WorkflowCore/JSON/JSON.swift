@@ -125,6 +125,11 @@ public struct JSONObject: Sendable, Equatable, Sequence, ExpressibleByDictionary
     public struct Member: Sendable {
         public var key: String
         public var value: JSON
+
+        @inlinable public init(key: String, value: JSON) {
+            self.key = key
+            self.value = value
+        }
     }
 
     public private(set) var members: [Member]
@@ -140,6 +145,9 @@ public struct JSONObject: Sendable, Equatable, Sequence, ExpressibleByDictionary
         self.init(minimumCapacity: elements.count)
         for (k, v) in elements { self[k] = v }
     }
+
+    /// Builds an object from members whose keys the caller guarantees to be unique.
+    public init(uniqueMembers: [Member]) { members = uniqueMembers }
 
     /// Builds an object from pairs whose keys the caller guarantees to be unique.
     public init<S: Sequence>(uniqueKeysWithValues pairs: S) where S.Element == (String, JSON) {

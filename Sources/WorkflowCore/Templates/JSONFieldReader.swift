@@ -146,7 +146,26 @@ public struct JSONFieldReader {
     /// Returns nil when absent; malformed entries are reported and left out.
     public mutating func ports(_ json: JSON?, path makePath: @autoclosure () -> String, inputs: Bool,
                                nodeId: String? = nil) -> [PortSpec]? {
-        guard let json, !json.isNull else { return nil }
+        var ports: [PortSpec] = []
+        guard readPorts(json, path: makePath(), inputs: inputs, nodeId: nodeId, into: &ports) else { return nil }
+        return ports
+    }
+
+    /// ``ports(_:path:inputs:nodeId:)``, reading into `shared`'s scratch space and returning an array
+    /// equal to one returned recently when there is one, so nodes declaring the same ports share it.
+    mutating func ports(_ json: JSON?, path makePath: @autoclosure () -> String, inputs: Bool,
+                        nodeId: String? = nil, shared: inout SharedPorts) -> [PortSpec]? {
+        shared.scratch.removeAll(keepingCapacity: true)
+        guard readPorts(json, path: makePath(), inputs: inputs, nodeId: nodeId, into: &shared.scratch) else {
+            return nil
+        }
+        return shared.intern()
+    }
+
+    /// Reads a port map into `ports` (sorted by name); false when absent.
+    private mutating func readPorts(_ json: JSON?, path makePath: @autoclosure () -> String, inputs: Bool,
+                                    nodeId: String?, into ports: inout [PortSpec]) -> Bool {
+        guard let json, !json.isNull else { return false }
         var built: String?
         var p: String {
             if let built { return built }
@@ -155,9 +174,8 @@ public struct JSONFieldReader {
         }
         guard case let .object(o) = json else {
             malformed(p, "must be an object of port names to types, not \(json.typeName)", nodeId: nodeId)
-            return nil
+            return false
         }
-        var ports: [PortSpec] = []
         ports.reserveCapacity(o.count)
         for (name, decl) in o {
             var portPath: String { "\(p).\(name)" }
@@ -192,6 +210,26 @@ public struct JSONFieldReader {
             }
         }
         ports.sort { $0.name < $1.name }
+        return true
+    }
+}
+
+/// Port lists recently read during one compilation: most nodes declare the same few, and sharing
+/// one array saves allocating (and later freeing) a copy per node.
+struct SharedPorts {
+    var scratch: [PortSpec] = []
+    private var recent: [[PortSpec]] = []
+    private var next = 0
+
+    mutating func intern() -> [PortSpec] {
+        for r in recent where r == scratch { return r }
+        let ports = Array(scratch)
+        if recent.count < 8 {
+            recent.append(ports)
+        } else {
+            recent[next] = ports
+            next = (next + 1) % 8
+        }
         return ports
     }
 }
@@ -201,20 +239,38 @@ public enum Identifiers {
     /// Node ids appear in deep links (`app://workflow/W/node/N`), so they are URL-safe:
     /// letters, digits, `_`, `-` and `.`, 1 to 128 characters.
     public static func isValidNodeId(_ s: String) -> Bool {
-        guard !s.isEmpty, s.utf8.count <= 128 else { return false }
-        return s.utf8.allSatisfy { isAlnum($0) || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: ".") }
+        if let fast = s.utf8.withContiguousStorageIfAvailable({ isValidNodeId(bytes: $0) }) { return fast }
+        return isValidNodeId(bytes: Array(s.utf8)[...])
     }
 
     public static func isValidPortName(_ s: String) -> Bool {
-        guard let first = s.utf8.first, isAlpha(first) || first == UInt8(ascii: "_"), s.utf8.count <= 64 else {
-            return false
-        }
-        return s.utf8.allSatisfy { isAlnum($0) || $0 == UInt8(ascii: "_") }
+        if let fast = s.utf8.withContiguousStorageIfAvailable({ isValidPortName(bytes: $0) }) { return fast }
+        return isValidPortName(bytes: Array(s.utf8)[...])
     }
 
     public static func isValidTypeName(_ s: String) -> Bool {
-        guard let first = s.utf8.first, isAlpha(first), s.utf8.count <= 64 else { return false }
-        return s.utf8.allSatisfy { isAlnum($0) || $0 == UInt8(ascii: "_") }
+        if let fast = s.utf8.withContiguousStorageIfAvailable({ isValidTypeName(bytes: $0) }) { return fast }
+        return isValidTypeName(bytes: Array(s.utf8)[...])
+    }
+
+    @inline(__always)
+    static func isValidNodeId<C: Collection<UInt8>>(bytes: C) -> Bool {
+        guard !bytes.isEmpty, bytes.count <= 128 else { return false }
+        return bytes.allSatisfy { isAlnum($0) || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: ".") }
+    }
+
+    @inline(__always)
+    static func isValidPortName<C: Collection<UInt8>>(bytes: C) -> Bool {
+        guard let first = bytes.first, isAlpha(first) || first == UInt8(ascii: "_"), bytes.count <= 64 else {
+            return false
+        }
+        return bytes.allSatisfy { isAlnum($0) || $0 == UInt8(ascii: "_") }
+    }
+
+    @inline(__always)
+    static func isValidTypeName<C: Collection<UInt8>>(bytes: C) -> Bool {
+        guard let first = bytes.first, isAlpha(first), bytes.count <= 64 else { return false }
+        return bytes.allSatisfy { isAlnum($0) || $0 == UInt8(ascii: "_") }
     }
 
     @inline(__always) static func isAlpha(_ b: UInt8) -> Bool { (b | 0x20) >= 0x61 && (b | 0x20) <= 0x7A }

@@ -83,22 +83,23 @@ public enum TemplateCompiler {
 
         // Nodes
         var nodes: [TemplateNode] = []
-        var nodeIndex: [String: Int] = [:]
+        var nodeIndex = NodeIdTable()
         // Ports by node, apart from the (large) node structs, for the edge checks.
         var nodeInputs: [[PortSpec]] = []
         var nodeOutputs: [[PortSpec]] = []
+        var toolLookup = ToolLookup(tools: tools)
         if let nodesValue = top["nodes"] {
             if case let .array(items) = nodesValue {
                 nodes.reserveCapacity(items.count)
-                nodeIndex.reserveCapacity(items.count)
+                nodeIndex = NodeIdTable(capacity: items.count)
                 nodeInputs.reserveCapacity(items.count)
                 nodeOutputs.reserveCapacity(items.count)
                 for (i, item) in items.enumerated() {
                     var nodeWarnings: [TemplateIssue] = []
-                    guard let node = decodeNode(item, index: i, tools: tools, reader: &r, warnings: &nodeWarnings) else {
+                    guard let node = decodeNode(item, index: i, tools: &toolLookup, reader: &r, warnings: &nodeWarnings) else {
                         continue
                     }
-                    if nodeIndex[node.id] != nil {
+                    if !nodeIndex.insert(node.id, nodes.count) {
                         // The duplicate is dropped, with its warnings; edges naming the id mean the first.
                         r.append(TemplateIssue(code: TemplateErrorCode.duplicateNodeId,
                                                message: "node id '\(node.id)' is used more than once",
@@ -106,7 +107,6 @@ public enum TemplateCompiler {
                         continue
                     }
                     if !nodeWarnings.isEmpty { warnings.append(contentsOf: nodeWarnings) }
-                    nodeIndex[node.id] = nodes.count
                     nodeInputs.append(node.inputs)
                     nodeOutputs.append(node.outputs)
                     nodes.append(node)
@@ -123,20 +123,28 @@ public enum TemplateCompiler {
         /// For each accepted edge, its index in the template's `edges` array.
         var edgeSource: [Int] = []
         var resolved: [(from: Int, to: Int, edge: Int)] = []
-        /// Per node, per input port (in the node's sorted port order): the edges feeding it.
-        var feeding: [[[Int]]] = nodeInputs.map { [[Int]](repeating: [], count: $0.count) }
+        // Input ports numbered in one flat range: node n's port p is `portBase[n] + p`.
+        var portBase = [Int](repeating: 0, count: nodeInputs.count + 1)
+        for (n, inputs) in nodeInputs.enumerated() { portBase[n + 1] = portBase[n] + inputs.count }
+        /// Per input port: how many accepted edges feed it.
+        var feedCount = [Int](repeating: 0, count: portBase[nodeInputs.count])
+        /// Per accepted edge: the input port it feeds, or -1 when its ends did not resolve.
+        var feedsPort: [Int] = []
         if let edgesValue = top["edges"], !edgesValue.isNull {
             if case let .array(items) = edgesValue {
                 edges.reserveCapacity(items.count)
                 edgeSource.reserveCapacity(items.count)
                 resolved.reserveCapacity(items.count)
+                feedsPort.reserveCapacity(items.count)
+                // Repeats feed the same input port, so only ports with a feeder already need the
+                // (hashed) check; each port's first feeder joins the table when a second arrives.
                 var seenEdges: [EdgeKey: Int] = [:]
-                seenEdges.reserveCapacity(items.count)
+                var firstFeeder = [(from: Int32, port: Int32, edge: Int)](repeating: (-1, -1, -1), count: feedCount.count)
                 for (j, item) in items.enumerated() {
                     guard let edge = decodeEdge(item, index: j, reader: &r) else { continue }
                     var path: String { "$.edges[\(j)]" }
-                    let fromIndex = nodeIndex[edge.from.node]
-                    let toIndex = nodeIndex[edge.to.node]
+                    let fromIndex = nodeIndex.find(edge.from.node)
+                    let toIndex = nodeIndex.find(edge.to.node)
                     var fromPort: Int?
                     var toPort: Int?
                     if let fi = fromIndex {
@@ -166,12 +174,21 @@ public enum TemplateCompiler {
                                                nodeId: edge.to.node, path: "\(path).to"))
                     }
                     if let fi = fromIndex, let ti = toIndex, let fp = fromPort, let tp = toPort {
-                        let key = EdgeKey(from: fi, fromPort: fp, to: ti, toPort: tp)
-                        if let first = seenEdges[key] {
-                            r.malformed(path, "edge \(j) repeats edge \(first) (\(edge.from) → \(edge.to))")
-                            continue
+                        let slot = portBase[ti] + tp
+                        if feedCount[slot] > 0 {
+                            if feedCount[slot] == 1 {
+                                let f = firstFeeder[slot]
+                                seenEdges[EdgeKey(from: Int(f.from), fromPort: Int(f.port), to: ti, toPort: tp)] = f.edge
+                            }
+                            let key = EdgeKey(from: fi, fromPort: fp, to: ti, toPort: tp)
+                            if let first = seenEdges[key] {
+                                r.malformed(path, "edge \(j) repeats edge \(first) (\(edge.from) → \(edge.to))")
+                                continue
+                            }
+                            seenEdges[key] = j
+                        } else {
+                            firstFeeder[slot] = (Int32(truncatingIfNeeded: fi), Int32(truncatingIfNeeded: fp), j)
                         }
-                        seenEdges[key] = j
                         let out = nodeOutputs[fi][fp]
                         let input = nodeInputs[ti][tp]
                         if out.type != input.type {
@@ -184,7 +201,10 @@ public enum TemplateCompiler {
                                         "to": ["nodeId": .string(edge.to.node), "port": .string(edge.to.port),
                                                "type": .string(input.type)]]))
                         }
-                        feeding[ti][tp].append(edges.count)
+                        feedCount[slot] += 1
+                        feedsPort.append(slot)
+                    } else {
+                        feedsPort.append(-1)
                     }
                     if let fi = fromIndex, let ti = toIndex { resolved.append((fi, ti, edges.count)) }
                     edges.append(edge)
@@ -196,11 +216,24 @@ public enum TemplateCompiler {
         }
 
         // More than one producer into one input port.
+        // Reported in order of each port's first feeding edge.
         var crowded: [(node: Int, port: Int, edges: [Int])] = []
-        for (n, ports) in feeding.enumerated() {
-            for (p, feeders) in ports.enumerated() where feeders.count > 1 { crowded.append((n, p, feeders)) }
+        var crowdedAt: [Int: Int] = [:]
+        for (e, slot) in feedsPort.enumerated() where slot >= 0 && feedCount[slot] > 1 {
+            if let c = crowdedAt[slot] {
+                crowded[c].edges.append(e)
+            } else {
+                crowdedAt[slot] = crowded.count
+                // The node owning the slot: the last node whose range starts at or before it.
+                var lo = 0, hi = nodeInputs.count - 1
+                while lo < hi {
+                    let mid = (lo + hi + 1) / 2
+                    if portBase[mid] <= slot { lo = mid } else { hi = mid - 1 }
+                }
+                crowded.append((lo, slot - portBase[lo], [e]))
+            }
         }
-        for (n, p, feeders) in crowded.sorted(by: { $0.edges[0] < $1.edges[0] }) {
+        for (n, p, feeders) in crowded {
             let port = nodes[n].inputs[p]
             let target = PortRef(node: nodes[n].id, port: port.name)
             let from = feeders.map { edges[$0].from }
@@ -230,7 +263,7 @@ public enum TemplateCompiler {
 
         // Required inputs nothing produces: a warning, the workflow binds them or waits.
         for (n, inputs) in nodeInputs.enumerated() {
-            for (p, port) in inputs.enumerated() where !port.optional && feeding[n][p].isEmpty {
+            for (p, port) in inputs.enumerated() where !port.optional && feedCount[portBase[n] + p] == 0 {
                 let id = nodes[n].id
                 warnings.append(TemplateIssue(
                     .warning, code: TemplateErrorCode.unboundRequiredInput,
@@ -249,7 +282,7 @@ public enum TemplateCompiler {
         return TemplateValidation(schema: schema, template: template, errors: [], warnings: warnings)
     }
 
-    static func decodeNode(_ json: JSON, index i: Int, tools: [String: ToolSpec], reader r: inout JSONFieldReader,
+    static func decodeNode(_ json: JSON, index i: Int, tools: inout ToolLookup, reader r: inout JSONFieldReader,
                            warnings: inout [TemplateIssue]) -> TemplateNode? {
         var d = JSONFieldReader(arrayPath: "$.nodes", index: i)
         defer { if !d.issues.isEmpty { r.append(contentsOf: d.issues) } }
@@ -292,8 +325,10 @@ public enum TemplateCompiler {
         let title = d.optionalString(titleValue, field: "title", nodeId: id)
         let description = d.optionalString(descriptionValue, field: "description", nodeId: id)
         let params = d.optionalObject(paramsValue, field: "params", nodeId: id) ?? [:]
-        var inputs = d.ports(inputsValue, path: "$.nodes[\(i)].inputs", inputs: true, nodeId: id)
-        var outputs = d.ports(outputsValue, path: "$.nodes[\(i)].outputs", inputs: false, nodeId: id)
+        var inputs = d.ports(inputsValue, path: "$.nodes[\(i)].inputs", inputs: true, nodeId: id,
+                             shared: &tools.ports)
+        var outputs = d.ports(outputsValue, path: "$.nodes[\(i)].outputs", inputs: false, nodeId: id,
+                              shared: &tools.ports)
         let summaryParams = d.optionalStringArray(summaryValue, field: "summaryParams", nodeId: id)
 
         var awaitSpec: AwaitSpec?
@@ -329,12 +364,12 @@ public enum TemplateCompiler {
         }
 
         // The tool contract: a node agrees with its kind's catalogue entry.
-        let tool = tools[kind]
-        if let tool {
-            if inputs == nil { inputs = tool.inputs.sorted { $0.name < $1.name } }
-            if outputs == nil { outputs = tool.outputs.sorted { $0.name < $1.name } }
+        let toolRef = tools.tool(kind)
+        if let toolRef {
+            if inputs == nil { inputs = toolRef.spec.inputs.sorted { $0.name < $1.name } }
+            if outputs == nil { outputs = toolRef.spec.outputs.sorted { $0.name < $1.name } }
             for issue in contractIssues(node: id, kind: kind, inputs: inputs ?? [], outputs: outputs ?? [],
-                                        declaredClass: declaredClass, tool: tool, path: d.path) {
+                                        declaredClass: declaredClass, tool: toolRef.spec, path: d.path) {
                 d.append(issue)
             }
         } else if awaitSpec == nil, !kind.isEmpty {
@@ -347,7 +382,7 @@ public enum TemplateCompiler {
         return TemplateNode(
             id: id, kind: kind, title: title, description: description, params: params,
             inputs: inputs ?? [], outputs: outputs ?? [],
-            awaitSpec: awaitSpec, resourceClass: declaredClass ?? tool?.resourceClass ?? .local,
+            awaitSpec: awaitSpec, resourceClass: declaredClass ?? toolRef?.spec.resourceClass ?? .local,
             resourcesDeclared: declaredClass != nil, summaryParams: summaryParams, presets: presets,
             extensions: extensions)
     }
@@ -527,5 +562,124 @@ public enum TemplateCompiler {
             }
         }
         return options
+    }
+}
+
+/// Node ids to node numbers: open addressing over a cheap hash of the id's bytes (ids are short),
+/// with String's own equality. The first id inserted wins. Stored ids are valid node ids, hence
+/// ASCII; a non-ASCII name can still equal one under String's (canonical) equality, as
+/// "\u{212A}" equals "K", so such names are looked up by String's own hashing instead.
+struct NodeIdTable {
+    private var slots: [Int32]
+    private var ids: [String] = []
+    private var values: [Int] = []
+    private var mask: Int
+    private final class Fallback {
+        var index: [String: Int]?
+    }
+    private let fallback = Fallback()
+
+    init(capacity: Int = 0) {
+        var size = 16
+        while size < capacity * 2 { size <<= 1 }
+        slots = [Int32](repeating: -1, count: size)
+        mask = size - 1
+        ids.reserveCapacity(capacity)
+        values.reserveCapacity(capacity)
+    }
+
+    /// A hash of the id's bytes; nil when it is not ASCII.
+    @inline(__always)
+    private static func hash(_ id: String) -> Int? {
+        var id = id
+        let (h, high) = id.withUTF8 { bytes -> (UInt64, UInt8) in
+            var h: UInt64 = 0xCBF2_9CE4_8422_2325
+            var high: UInt8 = 0
+            for b in bytes {
+                h = (h ^ UInt64(b)) &* 0x100_0000_01B3
+                high |= b
+            }
+            return (h, high)
+        }
+        guard high < 0x80 else { return nil }
+        return Int(truncatingIfNeeded: ((h ^ (h >> 32)) &* 0x9E37_79B9_7F4A_7C15) >> 17)
+    }
+
+    /// The number stored for `id`.
+    func find(_ id: String) -> Int? {
+        guard let h = Self.hash(id) else { return slowFind(id) }
+        var i = h & mask
+        while true {
+            let k = Int(slots[i])
+            if k < 0 { return nil }
+            if ids[k] == id { return values[k] }
+            i = (i + 1) & mask
+        }
+    }
+
+    private func slowFind(_ id: String) -> Int? {
+        if fallback.index == nil {
+            var index: [String: Int] = [:]
+            for (k, stored) in ids.enumerated() where index[stored] == nil { index[stored] = values[k] }
+            fallback.index = index
+        }
+        return fallback.index?[id]
+    }
+
+    /// Stores `value` for `id` unless it is present already; false when it was. `id` must be ASCII.
+    mutating func insert(_ id: String, _ value: Int) -> Bool {
+        fallback.index = nil
+        if ids.count * 2 >= slots.count { grow() }
+        var i = Self.hash(id)! & mask
+        while true {
+            let k = Int(slots[i])
+            if k < 0 { break }
+            if ids[k] == id { return false }
+            i = (i + 1) & mask
+        }
+        slots[i] = Int32(ids.count)
+        ids.append(id)
+        values.append(value)
+        return true
+    }
+
+    private mutating func grow() {
+        let size = slots.count * 2
+        slots = [Int32](repeating: -1, count: size)
+        mask = size - 1
+        for (k, id) in ids.enumerated() {
+            var i = Self.hash(id)! & mask
+            while slots[i] >= 0 { i = (i + 1) & mask }
+            slots[i] = Int32(k)
+        }
+    }
+}
+
+/// The tool catalogue as one compilation reads it: node kinds repeat, so the last few kinds looked
+/// up are remembered (with a miss too), and each spec is shared rather than copied per node.
+struct ToolLookup {
+    final class Ref {
+        let spec: ToolSpec
+        init(_ spec: ToolSpec) { self.spec = spec }
+    }
+
+    let tools: [String: ToolSpec]
+    /// Nodes' port lists, shared where equal.
+    var ports = SharedPorts()
+    private var recent: [(kind: String, ref: Ref?)] = []
+    private var next = 0
+
+    init(tools: [String: ToolSpec]) { self.tools = tools }
+
+    mutating func tool(_ kind: String) -> Ref? {
+        for entry in recent where entry.kind == kind { return entry.ref }
+        let ref = tools[kind].map(Ref.init)
+        if recent.count < 16 {
+            recent.append((kind, ref))
+        } else {
+            recent[next] = (kind, ref)
+            next = (next + 1) % 16
+        }
+        return ref
     }
 }
