@@ -463,7 +463,7 @@ public final class SQLiteStore: EngineStore {
             try row.run(db)
         }
         for i in changes.runs {
-            let data = text(RecordCoding.encode(new.runs[i]))
+            let data = RecordCoding.runText(new.runs[i])
             if let old, i < old.runs.count, old.runs[i].runId == new.runs[i].runId {
                 var row: FastRow
                 if old.runs[i].status == new.runs[i].status && old.runs[i].jobId == new.runs[i].jobId {
