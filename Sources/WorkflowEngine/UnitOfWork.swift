@@ -334,8 +334,11 @@ final class UnitOfWork {
             } else if let new = workflows[id] {
                 let c = new.changes(since: old)
                 changes[id] = c
-                if !c.isEmpty || summaries[id] != state.summaries[id] {
-                    cs.workflows.append((old, new, summaries[id]))
+                let summaryChanged = summaries[id] != state.summaries[id]
+                if !c.isEmpty || summaryChanged {
+                    // The workflow's row holds its own fields and its summary: when neither
+                    // changed (a progress report), the row already says all of it.
+                    cs.workflows.append((old, new, c.record || summaryChanged ? summaries[id] : nil))
                     cs.workflowChanges[id] = c
                 }
             }
