@@ -60,8 +60,9 @@ final class PreparedStatements: @unchecked Sendable {
             case .nodeUpdate: "UPDATE nodes SET state = ?, data = ? WHERE workflowId = ? AND nodeId = ?"
             case .runUpdate: "UPDATE runs SET status = ?, jobId = ?, data = ? WHERE runId = ?"
             // Status and job id unchanged: the indexes on them (runs_by_job, runs_active) are left
-            // alone, where naming the columns in SET rewrites their entries.
-            case .runDataUpdate: "UPDATE runs SET data = ? WHERE runId = ?"
+            // alone, where naming the columns in SET rewrites their entries. Changes no row unless
+            // the columns already hold these values.
+            case .runDataUpdate: "UPDATE runs SET data = ? WHERE runId = ? AND status = ? AND jobId IS ?"
             }
         }
     }

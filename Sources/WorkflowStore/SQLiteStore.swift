@@ -465,14 +465,20 @@ public final class SQLiteStore: EngineStore {
         for i in changes.runs {
             let data = RecordCoding.runText(new.runs[i])
             if let old, i < old.runs.count, old.runs[i].runId == new.runs[i].runId {
-                var row: FastRow
+                let status = new.runs[i].status.rawValue
                 if old.runs[i].status == new.runs[i].status && old.runs[i].jobId == new.runs[i].jobId {
-                    row = FastRow(try statements.get(.runDataUpdate, db))
-                } else {
-                    row = FastRow(try statements.get(.runUpdate, db))
-                    row.text(new.runs[i].status.rawValue)
+                    // Only if the row's columns already hold exactly these values (a legacy
+                    // status name is rewritten below, as the upsert always did).
+                    var row = FastRow(try statements.get(.runDataUpdate, db))
+                    row.text(data)
+                    row.text(new.runs[i].runId)
+                    row.text(status)
                     row.text(new.runs[i].jobId)
+                    if try row.runCountingChanges(db) > 0 { continue }
                 }
+                var row = FastRow(try statements.get(.runUpdate, db))
+                row.text(status)
+                row.text(new.runs[i].jobId)
                 row.text(data)
                 row.text(new.runs[i].runId)
                 if try row.runCountingChanges(db) > 0 { continue }
