@@ -164,6 +164,14 @@ final class UnitOfWork {
         return result
     }
 
+    /// Stages a workflow's deadline. One the committed queue already holds, for a key this call
+    /// has not staged, is left out: applying it would change nothing, and reads see the same
+    /// deadline either way.
+    func setTimer(_ id: String, at: Timestamp?, order: Int64) {
+        if !timers.keys.contains(id), state.timers.deadline(id) == at { return }
+        timers.set(id, at: at, order: order)
+    }
+
     func deleteWorkflow(_ id: String) {
         if originals[id] == nil {
             originals[id] = .some(state.workflows[id])
@@ -326,8 +334,11 @@ final class UnitOfWork {
             } else if let new = workflows[id] {
                 let c = new.changes(since: old)
                 changes[id] = c
-                if !c.isEmpty || summaries[id] != state.summaries[id] {
-                    cs.workflows.append((old, new, summaries[id]))
+                let summaryChanged = summaries[id] != state.summaries[id]
+                if !c.isEmpty || summaryChanged {
+                    // The workflow's row holds its own fields and its summary: when neither
+                    // changed (a progress report), the row already says all of it.
+                    cs.workflows.append((old, new, c.record || summaryChanged ? summaries[id] : nil))
                     cs.workflowChanges[id] = c
                 }
             }
@@ -383,9 +394,16 @@ final class UnitOfWork {
             }
             guard var w = workflows[id], let c = changes[id] else { continue }
             w.markClean()  // now what the store holds
-            // Index the runs and awaits that changed.
+            // Index the runs and awaits that changed. A run whose committed version had the same
+            // job id and was as finished (or not) is indexed already.
+            let original = originals[id] ?? nil
             for i in c.runs {
                 let terminal = w.runs[i].status.isTerminal
+                if let original, i < original.runs.count, original.runs[i].runId == w.runs[i].runId,
+                    original.runs[i].jobId == w.runs[i].jobId, original.runs[i].status.isTerminal == terminal
+                {
+                    continue
+                }
                 state.activeRuns[w.runs[i].runId] = terminal ? nil : id
                 if let j = w.runs[i].jobId { state.jobs[j] = terminal ? nil : w.runs[i].runId }
             }

@@ -120,7 +120,8 @@ public struct ChangeSet: Sendable {
     public var tools: [StoredTool] = []
     public var providerDefaults: [String: JSONObject?] = [:]
     /// Each changed workflow with its committed version (nil when new) and its new version (nil
-    /// when deleted); the store writes only the rows that differ.
+    /// when deleted); the store writes only the rows that differ. The workflow's own row is
+    /// written with `summary`; a nil summary leaves it as it is (nothing in it changed).
     public var workflows: [(old: Workflow?, new: Workflow?, summary: WorkflowSummary?)] = []
     /// What differs in each of `workflows`, by workflow id, when the caller already knows
     /// (`Workflow.changes(since:)`); the store works it out for the others.

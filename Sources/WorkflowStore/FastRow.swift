@@ -53,6 +53,14 @@ struct FastRow {
         sqlite3_bind_null(handle, index)
     }
 
+    /// Steps the statement to completion and returns how many rows it changed; throws the SQLite
+    /// error, if any.
+    @discardableResult
+    func runCountingChanges(_ db: Database) throws -> Int32 {
+        try run(db)
+        return sqlite3_changes(db.sqliteConnection)
+    }
+
     /// Steps the statement to completion; throws the SQLite error, if any.
     func run(_ db: Database) throws {
         let code = sqlite3_step(handle)

@@ -8,6 +8,7 @@ import GRDB
 final class PreparedStatements: @unchecked Sendable {
     enum Key: Int, CaseIterable {
         case begin, commit, rollback, meta, asset, workflow, node, run, await, effectInsert, effectTaken, effectDelete
+        case workflowUpdate, nodeUpdate, runUpdate, runDataUpdate
 
         var sql: String {
             switch self {
@@ -48,6 +49,20 @@ final class PreparedStatements: @unchecked Sendable {
             case .effectInsert: "INSERT INTO effects (seq, effectId, type, answerKey, taken, data) VALUES (?, ?, ?, ?, ?, ?)"
             case .effectTaken: "UPDATE effects SET taken = 1 WHERE seq = ?"
             case .effectDelete: "DELETE FROM effects WHERE seq = ?"
+            // Rows known to exist (their record was committed): a plain UPDATE skips the INSERT
+            // attempt and its uniqueness probes; the upserts above remain the fallback.
+            case .workflowUpdate: """
+                UPDATE workflows SET title = ?, status = ?, archived = ?, updatedAt = ?, stepsDone = ?, stepsTotal = ?,
+                    awaitCount = ?, hasBlockingAwait = ?, searchText = ?, nextDeadline = ?, queuedRemote = ?,
+                    queuedLocal = ?, runningRemote = ?, runningLocal = ?, inboxCount = ?, data = ?
+                WHERE workflowId = ?
+                """
+            case .nodeUpdate: "UPDATE nodes SET state = ?, data = ? WHERE workflowId = ? AND nodeId = ?"
+            case .runUpdate: "UPDATE runs SET status = ?, jobId = ?, data = ? WHERE runId = ?"
+            // Status and job id unchanged: the indexes on them (runs_by_job, runs_active) are left
+            // alone, where naming the columns in SET rewrites their entries. Changes no row unless
+            // the columns already hold these values.
+            case .runDataUpdate: "UPDATE runs SET data = ? WHERE runId = ? AND status = ? AND jobId IS ?"
             }
         }
     }

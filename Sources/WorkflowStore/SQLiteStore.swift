@@ -393,55 +393,104 @@ public final class SQLiteStore: EngineStore {
         }
         let id = new.workflowId
         if let s = summary {
-            let stmt = try statements.get(.workflow, db)
-
-            var row = FastRow(stmt)
-            row.text(id)
-            row.int(new.seq)
-            row.text(new.templateId)
-            row.text(new.title)
-            row.text(new.status.rawValue)
-            row.bool(new.archived)
-            row.int(new.createdAt.milliseconds)
-            row.int(new.updatedAt.milliseconds)
-            row.int(s.stepsDone)
-            row.int(s.stepsTotal)
-            row.int(s.awaitCount)
-            row.bool(s.hasBlockingAwait)
-            row.text(s.searchText)
-            row.int(s.nextDeadline?.milliseconds)
-            row.int(s.queuedRemote)
-            row.int(s.queuedLocal)
-            row.int(s.runningRemote)
-            row.int(s.runningLocal)
-            row.int(s.inboxCount)
-            row.text(text(RecordCoding.encodeWorkflowData(new)))
-            try row.run(db)
+            var updated = false
+            if old != nil {
+                var row = FastRow(try statements.get(.workflowUpdate, db))
+                row.text(new.title)
+                row.text(new.status.rawValue)
+                row.bool(new.archived)
+                row.int(new.updatedAt.milliseconds)
+                row.int(s.stepsDone)
+                row.int(s.stepsTotal)
+                row.int(s.awaitCount)
+                row.bool(s.hasBlockingAwait)
+                row.text(s.searchText)
+                row.int(s.nextDeadline?.milliseconds)
+                row.int(s.queuedRemote)
+                row.int(s.queuedLocal)
+                row.int(s.runningRemote)
+                row.int(s.runningLocal)
+                row.int(s.inboxCount)
+                row.text(text(RecordCoding.encodeWorkflowData(new)))
+                row.text(id)
+                updated = try row.runCountingChanges(db) > 0
+            }
+            if !updated {
+                var row = FastRow(try statements.get(.workflow, db))
+                row.text(id)
+                row.int(new.seq)
+                row.text(new.templateId)
+                row.text(new.title)
+                row.text(new.status.rawValue)
+                row.bool(new.archived)
+                row.int(new.createdAt.milliseconds)
+                row.int(new.updatedAt.milliseconds)
+                row.int(s.stepsDone)
+                row.int(s.stepsTotal)
+                row.int(s.awaitCount)
+                row.bool(s.hasBlockingAwait)
+                row.text(s.searchText)
+                row.int(s.nextDeadline?.milliseconds)
+                row.int(s.queuedRemote)
+                row.int(s.queuedLocal)
+                row.int(s.runningRemote)
+                row.int(s.runningLocal)
+                row.int(s.inboxCount)
+                row.text(text(RecordCoding.encodeWorkflowData(new)))
+                try row.run(db)
+            }
         }
-        let nodeStmt = try statements.get(.node, db)
-
         // Only the records that differ; indices, not element bindings (a binding copies the record).
+        // A record at a position the committed version already held (same id) is a row that
+        // exists: UPDATE it, and upsert only if that changed nothing.
         let changes = known ?? new.changes(since: old)
         for i in changes.nodes {
-            var row = FastRow(nodeStmt)
+            let data = text(RecordCoding.encode(new.nodes[i]))
+            if let old, i < old.nodes.count, old.nodes[i].nodeId == new.nodes[i].nodeId {
+                var row = FastRow(try statements.get(.nodeUpdate, db))
+                row.text(new.nodes[i].state.rawValue)
+                row.text(data)
+                row.text(id)
+                row.text(new.nodes[i].nodeId)
+                if try row.runCountingChanges(db) > 0 { continue }
+            }
+            var row = FastRow(try statements.get(.node, db))
             row.text(id)
             row.text(new.nodes[i].nodeId)
             row.int(i)
             row.text(new.nodes[i].state.rawValue)
-            row.text(text(RecordCoding.encode(new.nodes[i])))
+            row.text(data)
             try row.run(db)
         }
-        let runStmt = try statements.get(.run, db)
-
         for i in changes.runs {
-            var row = FastRow(runStmt)
+            let data = RecordCoding.runText(new.runs[i])
+            if let old, i < old.runs.count, old.runs[i].runId == new.runs[i].runId {
+                let status = new.runs[i].status.rawValue
+                if old.runs[i].status == new.runs[i].status && old.runs[i].jobId == new.runs[i].jobId {
+                    // Only if the row's columns already hold exactly these values (a legacy
+                    // status name is rewritten below, as the upsert always did).
+                    var row = FastRow(try statements.get(.runDataUpdate, db))
+                    row.text(data)
+                    row.text(new.runs[i].runId)
+                    row.text(status)
+                    row.text(new.runs[i].jobId)
+                    if try row.runCountingChanges(db) > 0 { continue }
+                }
+                var row = FastRow(try statements.get(.runUpdate, db))
+                row.text(status)
+                row.text(new.runs[i].jobId)
+                row.text(data)
+                row.text(new.runs[i].runId)
+                if try row.runCountingChanges(db) > 0 { continue }
+            }
+            var row = FastRow(try statements.get(.run, db))
             row.text(new.runs[i].runId)
             row.text(id)
             row.text(new.runs[i].nodeId)
             row.int(i)
             row.text(new.runs[i].status.rawValue)
             row.text(new.runs[i].jobId)
-            row.text(text(RecordCoding.encode(new.runs[i])))
+            row.text(data)
             try row.run(db)
         }
         let awaitStmt = try statements.get(.await, db)

@@ -45,6 +45,53 @@ final class PersistenceRoundTripTests: XCTestCase {
         XCTAssertEqual(try reopened.run(forJob: "job-3-0")?.workflowId, "wf-3")
     }
 
+    /// Rows the committed workflow already held are updated in place; the columns still end up
+    /// exactly as the upsert wrote them, a legacy status name included.
+    func testUpdatesInPlaceWriteTheSameColumnsAsTheUpsert() throws {
+        let path = tempPath()
+        defer { for s in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + s) } }
+        let store = try SQLiteStore(path: path)
+        let now = Timestamp(milliseconds: 1_000)
+        var w = Workflow(workflowId: "wf-1", seq: 1, templateId: "tpl-1", title: "t", createdAt: now,
+                         nodes: [NodeInstance(nodeId: "a", state: .ready, params: [:], updatedAt: now)])
+        var run = Run(runId: "run-1", nodeId: "a", number: 1, mode: .remote, kind: "K", trigger: .run, status: .running,
+                      params: [:], inputs: [:], idempotencyKey: "run-1", createdAt: now)
+        run.jobId = "job-1"
+        w.runs.append(run)
+        var cs = ChangeSet()
+        cs.workflows = [(nil, w, summary(w))]
+        try store.commit(cs)
+        w.markClean()
+        let db = try DatabaseQueue(path: path)
+        try db.write { try $0.execute(sql: "UPDATE runs SET status = 'waiting' WHERE runId = 'run-1'") }  // legacy name
+        // A progress report: status and job id unchanged.
+        var old = try XCTUnwrap(store.loadWorkflow("wf-1"))
+        XCTAssertEqual(old.runs[0].status, .running, "data, not the column, is what loads")
+        old = w
+        w.runs[0].progress = 0.25
+        cs = ChangeSet()
+        cs.workflows = [(old, w, nil)]
+        try store.commit(cs)
+        w.markClean()
+        var row = try XCTUnwrap(db.read { try Row.fetchOne($0, sql: "SELECT status, jobId FROM runs WHERE runId = 'run-1'") })
+        XCTAssertEqual(row["status"] as String, "running", "the legacy name is rewritten, as the upsert did")
+        XCTAssertEqual(row["jobId"] as String?, "job-1")
+        XCTAssertEqual(try store.loadWorkflow("wf-1"), w)
+        // A status change, and a node change.
+        old = w
+        w.runs[0].status = .succeeded
+        w.nodes[0].state = .succeeded
+        cs = ChangeSet()
+        cs.workflows = [(old, w, summary(w))]
+        try store.commit(cs)
+        row = try XCTUnwrap(db.read { try Row.fetchOne($0, sql: "SELECT status FROM runs WHERE runId = 'run-1'") })
+        XCTAssertEqual(row["status"] as String, "succeeded")
+        let state = try db.read { try String.fetchOne($0, sql: "SELECT state FROM nodes WHERE nodeId = 'a'") }
+        XCTAssertEqual(state, "succeeded")
+        XCTAssertEqual(try store.loadWorkflow("wf-1"), w)
+        XCTAssertEqual(try store.loadSnapshot().activeRuns.count, 0)
+    }
+
     func testAFailingCommitWritesNothing() throws {
         let store = try SQLiteStore(path: ":memory:")
         let t = StoredTemplate(templateId: "tpl-1", seq: 1, name: "t", createdAt: Timestamp(milliseconds: 0), canonicalText: "{}",

@@ -12,6 +12,13 @@ public struct Executor {
 
     var template: Template { graph.template }
 
+    /// The position of node `nodeId` in `wf`: nodes are in template order, so the template's
+    /// index finds it without reading every node (a scan remains the fallback).
+    public func nodeIndex(_ wf: Workflow, _ nodeId: String) -> Int? {
+        if let n = graph.index[nodeId], n < wf.nodes.count, wf.nodes[n].nodeId == nodeId { return n }
+        return wf.nodeIndex(nodeId)
+    }
+
     // MARK: Creating
 
     /// A new workflow of `graph`'s template: person-set params and bound assets per node, every

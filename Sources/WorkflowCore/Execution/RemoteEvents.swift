@@ -111,7 +111,7 @@ extension Executor {
         if update.status != .queued && update.status != .running {
             ctx.settle(answerKey: AnswerKey.cancel(jobId))  // a cancel asked for is answered
         }
-        guard let n = wf.nodeIndex(run.nodeId) else { return .ignored("unknown node") }
+        guard let n = nodeIndex(wf, run.nodeId) else { return .ignored("unknown node") }
         guard !run.status.isTerminal else { return .ignored("the run is already \(run.status.rawValue)") }
         guard run.status.hasLiveJob || run.status == .submitting || run.status == .retryWait else {
             return .ignored("the run is \(run.status.rawValue)")

@@ -63,12 +63,19 @@ public enum RunStatus: String, Sendable, Equatable, CaseIterable {
 public struct Run: Sendable, Equatable {
     public let runId: String
     public let nodeId: String
+    // The fields the scheduler, the timers and the summaries read of every run come first, so
+    // they share the record's first cache lines (declaration order is memory order).
+    public var status: RunStatus
+    public var mode: RunMode
+    /// Counts against its queue's caps.
+    public var holdsSlot: Bool
+    public var nextAttemptAt: Timestamp?
+    public var nextPollAt: Timestamp?
+    public var nextDownloadAt: Timestamp?
     /// 1 for the node's first run, 2 for the second, …
     public var number: Int
-    public var mode: RunMode
     public var kind: String
     public var trigger: RunTrigger
-    public var status: RunStatus
     /// Effective params, frozen when the run was created.
     public var params: JSONObject
     /// Input assets by port, frozen when the run was created.
@@ -80,8 +87,6 @@ public struct Run: Sendable, Equatable {
     public var submitAttempts: Int
     /// Transient submit failures so far (each one schedules an automatic retry, at most 3).
     public var submitFailures: Int
-    public var nextAttemptAt: Timestamp?
-    public var nextPollAt: Timestamp?
     /// Regular polls scheduled so far (numbers the jitter draws).
     public var pollCount: Int
     /// Consecutive transport errors while polling ("Reconnecting…").
@@ -95,9 +100,6 @@ public struct Run: Sendable, Equatable {
     /// Outputs still to fetch: port → url.
     public var pendingDownloads: [String: String]
     public var downloadFailures: Int
-    public var nextDownloadAt: Timestamp?
-    /// Counts against its queue's caps.
-    public var holdsSlot: Bool
     public var createdAt: Timestamp
     public var startedAt: Timestamp?
     public var finishedAt: Timestamp?

@@ -93,14 +93,29 @@ public struct Workflow: Sendable, Equatable {
             return WorkflowChanges(record: true, nodes: Array(nodes.indices), runs: Array(runs.indices),
                                    awaits: Array(awaits.indices))
         }
-        // The workflow's own fields, whatever they are: compare both with the records set aside.
-        var mine = self, theirs = old
-        (mine.nodes, mine.runs, mine.awaits) = ([], [], [])
-        (theirs.nodes, theirs.runs, theirs.awaits) = ([], [], [])
-        let record = mine != theirs
+        let record = !sameOwnFields(as: old)
         return WorkflowChanges(record: record, nodes: nodes.changedPositions(since: old.nodes),
                                runs: runs.changedPositions(since: old.runs),
                                awaits: awaits.changedPositions(since: old.awaits))
+    }
+}
+
+extension Workflow {
+    /// Whether the workflow's own fields (all but its nodes, runs and awaits) are equal: field by
+    /// field, without copying the workflow. Keep in step with the stored properties; debug builds
+    /// check it against comparing copies with the records set aside.
+    func sameOwnFields(as old: Workflow) -> Bool {
+        let same = workflowId == old.workflowId && seq == old.seq && templateId == old.templateId
+            && title == old.title && createdAt == old.createdAt && updatedAt == old.updatedAt
+            && archived == old.archived && autoRun == old.autoRun && pollingPaused == old.pollingPaused
+            && status == old.status
+        assert(same == {
+            var mine = self, theirs = old
+            (mine.nodes, mine.runs, mine.awaits) = ([], [], [])
+            (theirs.nodes, theirs.runs, theirs.awaits) = ([], [], [])
+            return mine == theirs
+        }(), "Workflow.sameOwnFields misses a stored property")
+        return same
     }
 }
 

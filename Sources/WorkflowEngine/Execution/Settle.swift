@@ -8,21 +8,27 @@ extension Engine {
         try scheduler.pass(uow, engine: self)
         for id in uow.touchedWorkflowIds {
             guard let wf = uow.workflows[id] else {
-                uow.timers.set(id, at: nil, order: 0)
+                uow.setTimer(id, at: nil, order: 0)
                 continue
             }
             let executor = try uow.executor(for: wf)
-            uow.timers.set(id, at: executor.nextDeadline(wf), order: wf.seq)
+            uow.setTimer(id, at: executor.nextDeadline(wf), order: wf.seq)
         }
     }
 
-    /// Settles the call and returns fresh summaries of the workflows it touched.
+    /// Settles the call and returns fresh summaries of the workflows it touched: as
+    /// ``settleTouched(_:)``, with each deadline taken from the summary that computes it anyway.
     func settle(_ uow: UnitOfWork) throws(EngineError) -> [String: WorkflowSummary] {
-        try settleTouched(uow)
+        try scheduler.pass(uow, engine: self)
         var summaries: [String: WorkflowSummary] = [:]
         for id in uow.touchedWorkflowIds {
-            guard let wf = uow.workflows[id] else { continue }
-            summaries[id] = try summary(uow, wf)
+            guard let wf = uow.workflows[id] else {
+                uow.setTimer(id, at: nil, order: 0)
+                continue
+            }
+            let s = try summary(uow, wf)
+            uow.setTimer(id, at: s.nextDeadline, order: wf.seq)
+            summaries[id] = s
         }
         return summaries
     }
@@ -35,15 +41,32 @@ extension Engine {
         let search = committed?.title == wf.title ? committed!.searchText : wf.title.lowercased()
         // As badges.get counts: the count is of pending awaits (snoozed ones wait quietly); the red
         // dot stays while an open blocking await, pending or snoozed, holds the workflow up.
+        // Counts over nodes and awaits the call left as committed are the committed summary's:
+        // the workflow is its committed version plus writes at the touched positions, so when
+        // those writes kept what the counts read, the counts are unchanged (and every node and
+        // await need not be read again).
+        let original = uow.originals[wf.workflowId] ?? nil
         var pending = 0, blocking = false, inbox = 0
-        for i in wf.awaits.indices {
-            if wf.awaits[i].status == .pending { pending += 1 }
-            if wf.awaits[i].isOpen && wf.awaits[i].blocking { blocking = true }
-            if !wf.awaits[i].cleared { inbox += 1 }
+        if let committed, let original, Self.unchanged(wf.awaits, since: original.awaits, {
+            $0.status == $1.status && $0.blocking == $1.blocking && $0.cleared == $1.cleared
+        }) {
+            (pending, blocking, inbox) = (committed.awaitCount, committed.hasBlockingAwait, committed.inboxCount)
+        } else {
+            for i in wf.awaits.indices {
+                if wf.awaits[i].status == .pending { pending += 1 }
+                if wf.awaits[i].isOpen && wf.awaits[i].blocking { blocking = true }
+                if !wf.awaits[i].cleared { inbox += 1 }
+            }
         }
         var stepsDone = 0
-        for i in wf.nodes.indices where wf.nodes[i].state == .succeeded || wf.nodes[i].state == .skipped { stepsDone += 1 }
-        let queues = QueueCounts(wf)
+        if let committed, let original, committed.stepsTotal == wf.nodes.count,
+            Self.unchanged(wf.nodes, since: original.nodes, { $0.state == $1.state })
+        {
+            stepsDone = committed.stepsDone
+        } else {
+            for i in wf.nodes.indices where wf.nodes[i].state == .succeeded || wf.nodes[i].state == .skipped { stepsDone += 1 }
+        }
+        let queues = uow.queueCounts[wf.workflowId] ?? QueueCounts(wf)  // staged with this very version
         return WorkflowSummary(
             workflowId: wf.workflowId, seq: wf.seq, templateId: wf.templateId, title: wf.title, status: wf.status,
             archived: wf.archived, createdAt: wf.createdAt, updatedAt: wf.updatedAt,
@@ -51,6 +74,17 @@ extension Engine {
             searchText: search, nextDeadline: executor.nextDeadline(wf), queuedRemote: queues.queuedRemote,
             queuedLocal: queues.queuedLocal, runningRemote: queues.runningRemote, runningLocal: queues.runningLocal,
             inboxCount: inbox)
+    }
+
+    /// Whether `records` is `original` plus writes that kept what `same` compares: same count,
+    /// not wholly replaced, and every touched position equal by `same`.
+    static func unchanged<E>(_ records: ChangeTrackedArray<E>, since original: ChangeTrackedArray<E>,
+                             _ same: (E, E) -> Bool) -> Bool {
+        guard !records.wholesale, records.count == original.count else { return false }
+        for i in records.touched {
+            guard i < original.count, same(records[i], original[i]) else { return false }
+        }
+        return true
     }
 
     /// Fires the due timers of one workflow.

@@ -19,7 +19,7 @@ extension Engine {
                                     details: ["jobId": .string(jobId), "runId": .string(other.runId)])
                 }
                 let outcome = try executor.jobSubmitted(&wf, runIndex: r, jobId: jobId)
-                return eventResult(outcome, wf, r)
+                return eventResult(outcome, wf, r, executor)
             }
         },
 
@@ -37,7 +37,7 @@ extension Engine {
                 throw .notFound("unknownJob", "no run has job '\(jobId)'", details: ["jobId": .string(jobId)])
             }
             return try withRun(uow, runId: runId) { (wf, executor, r) throws(EngineError) -> JSON in
-                eventResult(try executor.jobUpdated(&wf, runIndex: r, jobId: jobId, update: update), wf, r)
+                eventResult(try executor.jobUpdated(&wf, runIndex: r, jobId: jobId, update: update), wf, r, executor)
             }
         },
 
@@ -59,7 +59,7 @@ extension Engine {
                 throw .invalid("missingArgument", "runId or jobId is required", details: ["argument": "runId"])
             }
             return try withRun(uow, runId: runId) { (wf, executor, r) throws(EngineError) -> JSON in
-                eventResult(try executor.transportError(&wf, runIndex: r, error: error), wf, r)
+                eventResult(try executor.transportError(&wf, runIndex: r, error: error), wf, r, executor)
             }
         },
 
@@ -69,7 +69,7 @@ extension Engine {
             let port = try args.string("port")
             let draft = try AssetDraft.decode(try args.value("asset"), path: "asset")
             return try withRun(uow, runId: runId) { (wf, executor, r) throws(EngineError) -> JSON in
-                eventResult(try executor.downloaded(&wf, runIndex: r, port: port, draft: draft), wf, r)
+                eventResult(try executor.downloaded(&wf, runIndex: r, port: port, draft: draft), wf, r, executor)
             }
         },
 
@@ -82,7 +82,7 @@ extension Engine {
                 throw .invalid("invalidArgument", "give outputs or error, not both", details: ["argument": "error"])
             }
             return try withRun(uow, runId: runId) { (wf, executor, r) throws(EngineError) -> JSON in
-                eventResult(try executor.localCompleted(&wf, runIndex: r, outputs: outputs, error: error), wf, r)
+                eventResult(try executor.localCompleted(&wf, runIndex: r, outputs: outputs, error: error), wf, r, executor)
             }
         },
 
@@ -112,13 +112,13 @@ extension Engine {
         },
     ]
 
-    static func eventResult(_ outcome: EventOutcome, _ wf: Workflow, _ r: Int) -> JSON {
+    static func eventResult(_ outcome: EventOutcome, _ wf: Workflow, _ r: Int, _ executor: Executor) -> JSON {
         var o = outcome.json
         let run = wf.runs[r]
         o["runId"] = .string(run.runId)
         o["nodeId"] = .string(run.nodeId)
         o["runStatus"] = .string(run.status.rawValue)
-        if let n = wf.nodeIndex(run.nodeId) { o["state"] = .string(wf.nodes[n].state.rawValue) }
+        if let n = executor.nodeIndex(wf, run.nodeId) { o["state"] = .string(wf.nodes[n].state.rawValue) }
         return .object(o)
     }
 

@@ -1,0 +1,140 @@
+import WorkflowCore
+
+extension RecordCoding {
+    /// A run's `data` text, written straight into bytes: exactly
+    /// `JSONWriter.string(RecordCoding.encode(run))` (same members, same order, same escaping and
+    /// number forms), without building the intermediate JSON object. Every `job.update` writes
+    /// one of these. Debug builds check it against the JSON path on every write.
+    static func runText(_ r: Run) -> String {
+        var w = RecordText()
+        w.key("number"); w.int(r.number)
+        w.key("mode"); w.string(r.mode.rawValue)
+        w.key("kind"); w.string(r.kind)
+        w.key("trigger"); w.string(r.trigger.rawValue)
+        w.key("status"); w.string(r.status.rawValue)
+        w.key("params"); w.json(.object(r.params))
+        w.key("inputs"); w.portMap(r.inputs)
+        w.key("idempotencyKey"); w.string(r.idempotencyKey)
+        if let j = r.jobId { w.key("jobId"); w.string(j) }
+        if r.submitAttempts > 0 { w.key("submitAttempts"); w.int(r.submitAttempts) }
+        if r.submitFailures > 0 { w.key("submitFailures"); w.int(r.submitFailures) }
+        if let t = r.nextAttemptAt { w.key("nextAttemptAt"); w.int(t.milliseconds) }
+        if let t = r.nextPollAt { w.key("nextPollAt"); w.int(t.milliseconds) }
+        if r.pollCount > 0 { w.key("pollCount"); w.int(r.pollCount) }
+        if r.pollFailures > 0 { w.key("pollFailures"); w.int(r.pollFailures) }
+        if let s = r.providerStatus { w.key("providerStatus"); w.string(s) }
+        if let p = r.progress { w.key("progress"); w.double(p) }
+        if !r.logTail.isEmpty {
+            w.key("logTail")
+            w.byte(0x5B)
+            for (i, line) in r.logTail.enumerated() {
+                if i > 0 { w.byte(0x2C) }
+                w.string(line)
+            }
+            w.byte(0x5D)
+        }
+        if !r.outputs.isEmpty { w.key("outputs"); w.portMap(r.outputs) }
+        if !r.pendingDownloads.isEmpty { w.key("pendingDownloads"); w.portMap(r.pendingDownloads) }
+        if r.downloadFailures > 0 { w.key("downloadFailures"); w.int(r.downloadFailures) }
+        if let t = r.nextDownloadAt { w.key("nextDownloadAt"); w.int(t.milliseconds) }
+        if r.holdsSlot { w.key("holdsSlot"); w.literal("true") }
+        w.key("createdAt"); w.int(r.createdAt.milliseconds)
+        if let t = r.startedAt { w.key("startedAt"); w.int(t.milliseconds) }
+        if let t = r.finishedAt { w.key("finishedAt"); w.int(t.milliseconds) }
+        if let e = r.error { w.key("error"); w.json(error(e)) }
+        let text = w.finish()
+        assert(text == JSONWriter.string(encode(r)), "RecordCoding.runText differs from the JSON encoding")
+        return text
+    }
+}
+
+/// Compact JSON object text, member by member, written as ``JSONWriter`` writes it.
+struct RecordText {
+    private var out: [UInt8] = []
+    private var first = true
+
+    init() { out.reserveCapacity(512) }
+
+    mutating func byte(_ b: UInt8) { out.append(b) }
+
+    mutating func literal(_ s: StaticString) {
+        s.withUTF8Buffer { out.append(contentsOf: $0) }
+    }
+
+    /// Opens the object before the first member; keys are plain ASCII names, never escaped.
+    mutating func key(_ k: StaticString) {
+        out.append(first ? 0x7B : 0x2C)
+        first = false
+        out.append(0x22)
+        k.withUTF8Buffer { out.append(contentsOf: $0) }
+        out.append(0x22)
+        out.append(0x3A)
+    }
+
+    mutating func int(_ i: Int) { int(Int64(i)) }
+
+    mutating func int(_ i: Int64) { out.append(contentsOf: String(i).utf8) }
+
+    mutating func double(_ d: Double) {
+        guard d.isFinite else {
+            literal("null")
+            return
+        }
+        out.append(contentsOf: d.description.utf8)
+    }
+
+    private static let hex: [UInt8] = Array("0123456789abcdef".utf8)
+
+    mutating func string(_ s: String) {
+        out.append(0x22)
+        for b in s.utf8 {
+            switch b {
+            case 0x22: out.append(contentsOf: [0x5C, 0x22])
+            case 0x5C: out.append(contentsOf: [0x5C, 0x5C])
+            case 0x0A: out.append(contentsOf: [0x5C, 0x6E])
+            case 0x0D: out.append(contentsOf: [0x5C, 0x72])
+            case 0x09: out.append(contentsOf: [0x5C, 0x74])
+            case 0x08: out.append(contentsOf: [0x5C, 0x62])
+            case 0x0C: out.append(contentsOf: [0x5C, 0x66])
+            case 0..<0x20:
+                out.append(contentsOf: [0x5C, 0x75, 0x30, 0x30, RecordText.hex[Int(b >> 4)], RecordText.hex[Int(b & 0xF)]])
+            default: out.append(b)
+            }
+        }
+        out.append(0x22)
+    }
+
+    /// A port map as ``RecordCoding/portMap(_:)-swift.type.method`` encodes it: keys sorted.
+    mutating func portMap(_ m: [String: String]) {
+        guard !m.isEmpty else {
+            literal("{}")
+            return
+        }
+        out.append(0x7B)
+        var firstMember = true
+        for (k, v) in m.sorted(by: { $0.key < $1.key }) {
+            if !firstMember { out.append(0x2C) }
+            firstMember = false
+            string(k)
+            out.append(0x3A)
+            string(v)
+        }
+        out.append(0x7D)
+    }
+
+    /// Any other value, through the writer itself.
+    mutating func json(_ v: JSON) {
+        if case let .object(o) = v, o.isEmpty {
+            literal("{}")
+            return
+        }
+        out.append(contentsOf: JSONWriter.bytes(v))
+    }
+
+    /// The text; an object with no member is `{}`.
+    mutating func finish() -> String {
+        if first { return "{}" }
+        out.append(0x7D)
+        return String(decoding: out, as: UTF8.self)
+    }
+}

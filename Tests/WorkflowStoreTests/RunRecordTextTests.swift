@@ -1,0 +1,49 @@
+import WorkflowCore
+@testable import WorkflowStore
+import XCTest
+
+/// The run record written directly is byte for byte the JSON encoding the store always wrote.
+final class RunRecordTextTests: XCTestCase {
+    func testRunTextMatchesTheJSONEncoding() {
+        var rng = SplitMix64(seed: 5)
+        let strings = ["", "plain", "q\"uote", "back\\slash", "line\nbreak\r\ttab", "ctl\u{01}\u{1F}\u{08}\u{0C}",
+                       "ünïcödé ✓", "emoji 🎉", "/slash/"]
+        func pick() -> String { strings[Int(rng.next() % UInt64(strings.count))] }
+        func maybe() -> Bool { rng.next() % 2 == 0 }
+        for i in 0..<500 {
+            var r = Run(runId: "run-\(i)", nodeId: "n\(i % 7)", number: Int(rng.next() % 5) + 1,
+                        mode: RunMode.allCases[i % RunMode.allCases.count], kind: pick(),
+                        trigger: RunTrigger.allCases[i % RunTrigger.allCases.count],
+                        status: RunStatus.allCases[i % RunStatus.allCases.count],
+                        params: maybe() ? [:] : [pick(): .string(pick()), "n": .double(0.1 * Double(i)), "k": 3,
+                                                 "nested": ["a": [1, true, .null]]],
+                        inputs: maybe() ? [:] : [pick(): pick(), "b": "as-\(i)", "a": "as-2"],
+                        idempotencyKey: pick(), createdAt: Timestamp(milliseconds: Int64(i) * 1_000 - 500))
+            if maybe() { r.jobId = "job-\(pick())" }
+            r.submitAttempts = Int(rng.next() % 3)
+            r.submitFailures = Int(rng.next() % 3)
+            if maybe() { r.nextAttemptAt = Timestamp(milliseconds: Int64(rng.next() % 1_000_000)) }
+            if maybe() { r.nextPollAt = Timestamp(milliseconds: Int64(rng.next() % 1_000_000)) }
+            r.pollCount = Int(rng.next() % 3)
+            r.pollFailures = Int(rng.next() % 3)
+            if maybe() { r.providerStatus = pick() }
+            if maybe() {
+                let values: [Double] = [0, 1, 0.5, 0.01, 0.07, 1e-05, 0.3333333333333333, Double(i % 100) / 100]
+                r.progress = values[Int(rng.next() % UInt64(values.count))]
+            }
+            if maybe() { r.logTail = (0..<Int(rng.next() % 7)).map { _ in pick() } }
+            if maybe() { r.outputs = [pick(): pick(), "z": "as-1"] }
+            if maybe() { r.pendingDownloads = ["image": "https://example.invalid/\(pick())"] }
+            r.downloadFailures = Int(rng.next() % 2)
+            if maybe() { r.nextDownloadAt = Timestamp(milliseconds: Int64(rng.next() % 1_000)) }
+            r.holdsSlot = maybe()
+            if maybe() { r.startedAt = Timestamp(milliseconds: 7) }
+            if maybe() { r.finishedAt = Timestamp(milliseconds: 9) }
+            if maybe() {
+                r.error = NodeError(code: pick(), message: pick(), hint: maybe() ? pick() : nil,
+                                    details: maybe() ? [:] : ["httpStatus": 503, "why": .string(pick())])
+            }
+            XCTAssertEqual(RecordCoding.runText(r), JSONWriter.string(RecordCoding.encode(r)), "run \(i)")
+        }
+    }
+}
