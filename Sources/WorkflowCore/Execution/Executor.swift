@@ -95,11 +95,11 @@ public struct Executor {
         moved[n] = true
         for m in graph.order {
             if moved[m] || graph.producers[m].values.contains(where: { moved[$0.node] }) {
-                let node = wf.nodes[m]
+                // What consumers read of a node, compared before and after (not the whole record).
+                let before = (wf.nodes[m].state, wf.nodes[m].blockedReason, wf.nodes[m].outputs, wf.nodes[m].currentRunId)
                 try reconcileNode(&wf, m, taints: taints)
-                let now = wf.nodes[m]
-                if now.state != node.state || now.blockedReason != node.blockedReason || now.outputs != node.outputs
-                    || now.currentRunId != node.currentRunId
+                if wf.nodes[m].state != before.0 || wf.nodes[m].blockedReason != before.1 || wf.nodes[m].outputs != before.2
+                    || wf.nodes[m].currentRunId != before.3
                 {
                     moved[m] = true
                 }
@@ -422,14 +422,21 @@ public struct Executor {
     /// `done` when every node succeeded or was skipped; `failed` when something failed or was
     /// cancelled and nothing can move any more; `archived` when archived; else `active`.
     public func refreshStatus(_ wf: inout Workflow) {
+        // One pass over the nodes, reading fields in place (no record is copied).
+        var allDone = true, anyFailed = false, anyGoing = false
+        for i in wf.nodes.indices {
+            let state = wf.nodes[i].state
+            if state != .succeeded && state != .skipped { allDone = false }
+            let interrupted = state == .failed && wf.nodes[i].lastError?.code == "interrupted"
+            if (state == .failed && !interrupted) || state == .cancelled { anyFailed = true }
+            if state.isInFlight || state == .ready || interrupted { anyGoing = true }
+        }
         let status: WorkflowStatus
         if wf.archived {
             status = .archived
-        } else if wf.nodes.allSatisfy({ $0.state == .succeeded || $0.state == .skipped }) {
+        } else if allDone {
             status = .done
-        } else if wf.nodes.contains(where: { ($0.state == .failed && $0.lastError?.code != "interrupted") || $0.state == .cancelled }),
-            !wf.nodes.contains(where: { $0.state.isInFlight || $0.state == .ready || $0.lastError?.code == "interrupted" && $0.state == .failed })
-        {
+        } else if anyFailed, !anyGoing {
             status = .failed
         } else {
             status = .active

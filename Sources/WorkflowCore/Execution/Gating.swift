@@ -31,18 +31,19 @@ extension Executor {
     /// is the origin), blocked by a stale or failed upstream (that origin), or holding a result
     /// made from a stale producer's output (stale, the producer's origin).
     func taint(_ wf: Workflow, _ n: Int, given taints: [Taint?]) -> Taint? {
-        let node = wf.nodes[n]
-        switch node.state {
+        // Fields are read in place: the node record is not copied (this runs for every node of
+        // every reconcile).
+        switch wf.nodes[n].state {
         case .blocked:
-            guard let reason = node.blockedReason else { return nil }
-            if reason.code == BlockedReason.inputChanged { return .stale(origin: node.nodeId) }
+            guard let reason = wf.nodes[n].blockedReason else { return nil }
+            if reason.code == BlockedReason.inputChanged { return .stale(origin: wf.nodes[n].nodeId) }
             if let origin = reason.details["staleUpstream"]?.stringValue { return .stale(origin: origin) }
             if reason.code == BlockedReason.upstreamFailed, let origin = reason.details["upstream"]?.stringValue {
                 return .failed(origin: origin, what: reason.details["what"]?.stringValue ?? "failed")
             }
             return nil
         case .succeeded:
-            for port in graph.info[n].inputs where node.inputSelections[port.name] == nil {
+            for port in graph.info[n].inputs where wf.nodes[n].inputSelections[port.name] == nil {
                 if let p = graph.producers[n][port.name], case let .stale(origin)? = taints[p.node] {
                     return .stale(origin: origin)
                 }
