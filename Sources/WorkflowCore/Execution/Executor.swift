@@ -94,7 +94,7 @@ public struct Executor {
         var moved = [Bool](repeating: false, count: wf.nodes.count)
         moved[n] = true
         for m in graph.order {
-            if moved[m] || graph.producers[m].values.contains(where: { moved[$0.node] }) {
+            if moved[m] || graph.predecessors[m].contains(where: { moved[$0] }) {
                 // What consumers read of a node, compared before and after (not the whole record).
                 let before = (wf.nodes[m].state, wf.nodes[m].blockedReason, wf.nodes[m].outputs, wf.nodes[m].currentRunId)
                 try reconcileNode(&wf, m, taints: taints)

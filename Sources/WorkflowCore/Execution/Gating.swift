@@ -35,11 +35,14 @@ extension Executor {
         // every reconcile).
         switch wf.nodes[n].state {
         case .blocked:
-            guard let reason = wf.nodes[n].blockedReason else { return nil }
-            if reason.code == BlockedReason.inputChanged { return .stale(origin: wf.nodes[n].nodeId) }
-            if let origin = reason.details["staleUpstream"]?.stringValue { return .stale(origin: origin) }
-            if reason.code == BlockedReason.upstreamFailed, let origin = reason.details["upstream"]?.stringValue {
-                return .failed(origin: origin, what: reason.details["what"]?.stringValue ?? "failed")
+            guard let code = wf.nodes[n].blockedReason?.code else { return nil }
+            if code == BlockedReason.inputChanged { return .stale(origin: wf.nodes[n].nodeId) }
+            if code == BlockedReason.waitingForInput,
+               let origin = wf.nodes[n].blockedReason?.details["staleUpstream"]?.stringValue {
+                return .stale(origin: origin)
+            }
+            if code == BlockedReason.upstreamFailed, let origin = wf.nodes[n].blockedReason?.details["upstream"]?.stringValue {
+                return .failed(origin: origin, what: wf.nodes[n].blockedReason?.details["what"]?.stringValue ?? "failed")
             }
             return nil
         case .succeeded:

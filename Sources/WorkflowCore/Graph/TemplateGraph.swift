@@ -19,6 +19,8 @@ public final class TemplateGraph: Sendable {
     /// For each node index: the inputs its outputs feed.
     public let consumers: [[Consumer]]
     public let successors: [[Int]]
+    /// For each node index: the nodes producing its inputs, each once.
+    public let predecessors: [[Int]]
     /// What gating reads about each node, apart from the (large) node records.
     public let info: [NodeInfo]
 
@@ -38,6 +40,7 @@ public final class TemplateGraph: Sendable {
         var producers = [[String: (node: Int, port: String)]](repeating: [:], count: template.nodes.count)
         var consumers = [[Consumer]](repeating: [], count: template.nodes.count)
         var successors = [[Int]](repeating: [], count: template.nodes.count)
+        var predecessors = [[Int]](repeating: [], count: template.nodes.count)
         var pairs: [(Int, Int)] = []
         pairs.reserveCapacity(template.edges.count)
         for e in template.edges {
@@ -45,6 +48,7 @@ public final class TemplateGraph: Sendable {
             producers[t][e.to.port] = (f, e.from.port)
             consumers[f].append(Consumer(port: e.from.port, node: t, inputPort: e.to.port))
             if !successors[f].contains(t) { successors[f].append(t) }
+            if !predecessors[t].contains(f) { predecessors[t].append(f) }
             pairs.append((f, t))
         }
         self.producers = producers
@@ -54,6 +58,7 @@ public final class TemplateGraph: Sendable {
                      needsTool: $0.awaitSpec == nil || $0.awaitSpec?.type == .confirmParams)
         }
         self.successors = successors
+        self.predecessors = predecessors
         let order = GraphAlgorithms.topologicalOrder(count: template.nodes.count, edges: pairs)
             ?? Array(0..<template.nodes.count)
         self.order = order
