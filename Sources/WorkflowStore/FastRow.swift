@@ -70,3 +70,21 @@ struct FastRow {
         }
     }
 }
+
+extension FastRow {
+    /// The summary columns of a workflow row, in the order the workflow statements list them
+    /// (stepsDone … inboxCount), for the insert and the update alike.
+    mutating func summaryColumns(_ s: WorkflowSummary) {
+        int(s.stepsDone)
+        int(s.stepsTotal)
+        int(s.awaitCount)
+        bool(s.hasBlockingAwait)
+        text(s.searchText)
+        int(s.nextDeadline?.milliseconds)
+        int(s.queuedRemote)
+        int(s.queuedLocal)
+        int(s.runningRemote)
+        int(s.runningLocal)
+        int(s.inboxCount)
+    }
+}

@@ -75,34 +75,9 @@ struct RecordText {
 
     mutating func int(_ i: Int64) { out.append(contentsOf: String(i).utf8) }
 
-    mutating func double(_ d: Double) {
-        guard d.isFinite else {
-            literal("null")
-            return
-        }
-        out.append(contentsOf: d.description.utf8)
-    }
+    mutating func double(_ d: Double) { JSONWriter.writeDouble(d, into: &out) }
 
-    private static let hex: [UInt8] = Array("0123456789abcdef".utf8)
-
-    mutating func string(_ s: String) {
-        out.append(0x22)
-        for b in s.utf8 {
-            switch b {
-            case 0x22: out.append(contentsOf: [0x5C, 0x22])
-            case 0x5C: out.append(contentsOf: [0x5C, 0x5C])
-            case 0x0A: out.append(contentsOf: [0x5C, 0x6E])
-            case 0x0D: out.append(contentsOf: [0x5C, 0x72])
-            case 0x09: out.append(contentsOf: [0x5C, 0x74])
-            case 0x08: out.append(contentsOf: [0x5C, 0x62])
-            case 0x0C: out.append(contentsOf: [0x5C, 0x66])
-            case 0..<0x20:
-                out.append(contentsOf: [0x5C, 0x75, 0x30, 0x30, RecordText.hex[Int(b >> 4)], RecordText.hex[Int(b & 0xF)]])
-            default: out.append(b)
-            }
-        }
-        out.append(0x22)
-    }
+    mutating func string(_ s: String) { JSONWriter.writeString(s, into: &out) }
 
     /// A port map as ``RecordCoding/portMap(_:)-swift.type.method`` encodes it: keys sorted.
     mutating func portMap(_ m: [String: String]) {

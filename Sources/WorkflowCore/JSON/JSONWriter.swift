@@ -83,7 +83,9 @@ public struct JSONWriter {
         for _ in 0..<(indent * 2) { out.append(0x20) }
     }
 
-    static func writeDouble(_ d: Double, into out: inout [UInt8]) {
+    /// Appends `d` as JSON (`null` when not finite). For writers of records that build their
+    /// text member by member and must match this writer byte for byte.
+    public static func writeDouble(_ d: Double, into out: inout [UInt8]) {
         guard d.isFinite else {
             out.append(contentsOf: Array("null".utf8))
             return
@@ -95,7 +97,8 @@ public struct JSONWriter {
 
     private static let hex: [UInt8] = Array("0123456789abcdef".utf8)
 
-    static func writeString(_ s: String, into out: inout [UInt8]) {
+    /// Appends `s` as a JSON string, escaped as this writer escapes.
+    public static func writeString(_ s: String, into out: inout [UInt8]) {
         out.append(0x22)
         for b in s.utf8 {
             switch b {
