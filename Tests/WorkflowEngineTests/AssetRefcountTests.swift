@@ -139,9 +139,7 @@ final class AssetRefcountTests: XCTestCase {
 
     func testAssetMetaWithoutProviderSchemaLogsAWarningNamingTheAssetById() throws {
         let capture = LogCapture()
-        let engine = try Engine(configJSON: ["clock": ["mode": "manual", "start": "2026-01-01T00:00:00.000Z"],
-                                             "logLevel": "warning"],
-                                logHandler: capture.handler)
+        let engine = try capture.engine(level: .warning)
         defer { engine.close() }
         let versioned = try engine.call("asset.import", ["type": "ImageRef", "uri": "file:///jane/a.png",
                                                           "meta": ["providerSchema": "v2"]]).get()
@@ -160,9 +158,7 @@ final class AssetRefcountTests: XCTestCase {
 
     func testAnOutputWithoutProviderSchemaLogsAWarningAndAFailedCallLogsNothing() throws {
         let capture = LogCapture()
-        let engine = try Engine(configJSON: ["clock": ["mode": "manual", "start": "2026-01-01T00:00:00.000Z"],
-                                             "logLevel": "warning"],
-                                logHandler: capture.handler)
+        let engine = try capture.engine(level: .warning)
         defer { engine.close() }
         func call(_ op: String, _ args: JSONObject) throws -> JSON { try engine.call(op, args).get() }
         _ = try call("tool.register", ["kind": "Text", "outputs": ["text": "TextRef"]])

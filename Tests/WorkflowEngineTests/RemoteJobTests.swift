@@ -129,10 +129,7 @@ final class BackoffTests: XCTestCase {
     /// and a `submit.retried` metric records each resubmit.
     func testSubmitRetriesAreLoggedWithTheirReasonAndCountedInMetrics() throws {
         let capture = LogCapture()
-        var config = EngineConfig()
-        config.clock = .manual(start: EngineConfig.defaultStart)
-        config.logLevel = .warning
-        let engine = try Engine(config: config, logHandler: capture.handler)
+        let engine = try capture.engine(level: .warning)
         defer { engine.close() }
         func call(_ op: String, _ args: JSONObject = [:]) throws -> JSON { try engine.call(op, args).get() }
         _ = try call("tool.register", ["kind": "StylizeRemote", "outputs": ["image": "ImageRef"], "resourceClass": "remote"])

@@ -303,10 +303,7 @@ final class CachePolicyTests: XCTestCase {
 final class LoggingPolicyTests: XCTestCase {
     func testAFullRunWithMediaLogsAssetsByIdOnly() throws {
         let capture = LogCapture()
-        var config = EngineConfig()
-        config.clock = .manual(start: EngineConfig.defaultStart)
-        config.logLevel = .trace
-        let engine = try Engine(config: config, logHandler: capture.handler)
+        let engine = try capture.engine(level: .trace)
         defer { engine.close() }
         func call(_ op: String, _ args: JSONObject) -> JSON { (try? engine.call(op, args).get()) ?? .null }
         _ = call("tool.register", ["kind": "ImageLoader", "outputs": ["image": "ImageRef"]])

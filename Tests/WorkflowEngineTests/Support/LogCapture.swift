@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import WorkflowEngine
 
 /// Every log line an engine writes, captured through a swift-log handler, for tests that check
 /// what is logged (and what never is).
@@ -14,6 +15,14 @@ final class LogCapture: @unchecked Sendable {
 
     /// The handler to pass as an engine's `logHandler`.
     var handler: @Sendable (String) -> LogHandler { { [self] _ in Handler(capture: self) } }
+
+    /// An engine on a manual clock whose log lines at `level` and above land here.
+    func engine(level: Logger.Level) throws -> Engine {
+        var config = EngineConfig()
+        config.clock = .manual(start: EngineConfig.defaultStart)
+        config.logLevel = level
+        return try Engine(config: config, logHandler: handler)
+    }
 
     fileprivate func add(_ level: Logger.Level, _ text: String) { lock.lock(); stored.append((level, text)); lock.unlock() }
 
