@@ -56,6 +56,11 @@ final class EngineState {
     var jobs: [String: String] = [:]  // jobId -> runId
     var openAwaits: [String: String] = [:]  // awaitId -> workflowId
 
+    /// Workflows reconciled in full since tools or the network last changed, in this process
+    /// (``RulesContext/isReconciled(_:)``). Not stored: after a reopen every workflow's first
+    /// completion reconciles it in full.
+    var reconciled = Set<String>()
+
     /// Workflow deadlines (polls, retries, await expiries, …), keyed by workflow id.
     var timers = TimerQueue()
     /// Preview purge deadlines, keyed by cache entry.

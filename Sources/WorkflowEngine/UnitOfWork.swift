@@ -39,6 +39,11 @@ final class UnitOfWork {
     private var logs: [(Logger.Level, Logger.Message, Logger.Metadata)] = []
     private(set) var online: Bool?
     private(set) var activeWorkflowId: String??
+    /// Workflows this call reconciled in full, and whether something gating reads outside the
+    /// workflows (tools, the network) changed: then only those reconciled since count as up to
+    /// date (``isReconciled(_:)``).
+    var reconciledNow = Set<String>()
+    private(set) var gatingInputsChanged = false
     /// Queue counts of the workflows this call touched, and their sum minus what was committed:
     /// the scheduler reads its totals in O(1) however many workflows a call (or a batch) touches.
     private(set) var queueCounts: [String: QueueCounts] = [:]
@@ -370,6 +375,9 @@ final class UnitOfWork {
 
     private func apply(summaries: [String: WorkflowSummary], changes: [String: WorkflowChanges]) {
         for (k, v) in counters { state.counters[k] = v }
+        if gatingInputsChanged { state.reconciled.removeAll(keepingCapacity: true) }
+        state.reconciled.formUnion(reconciledNow)
+        for id in deletedWorkflows { state.reconciled.remove(id) }
         if let t = meta[MetaKey.clockNow]?.stringValue.flatMap(Timestamp.init(rfc3339:)) { state.manualNow = t }
         if let online { state.online = online }
         if let active = activeWorkflowId { state.activeWorkflowId = active }
@@ -421,5 +429,14 @@ final class UnitOfWork {
         for (k, e) in cacheEntries { state.cacheEntries[k] = e }
         state.timers.apply(timers)
         state.cacheTimers.apply(cacheTimers)
+    }
+}
+
+extension UnitOfWork {
+    /// Something gating reads outside the workflows changed (a tool registered, the network):
+    /// no workflow counts as up to date until it is reconciled again.
+    func gatingInputsDidChange() {
+        gatingInputsChanged = true
+        reconciledNow.removeAll()
     }
 }

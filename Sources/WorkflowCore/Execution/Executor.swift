@@ -77,17 +77,26 @@ public struct Executor {
             taints[n] = taint(wf, n, given: taints)
         }
         refreshStatus(&wf)
+        ctx.markReconciled(wf.workflowId)
     }
 
-    /// Applies `change` to node `n` of a reconciled workflow, then does what ``reconcile(_:)``
-    /// would, gating only what can see the change: a node is gated again when one of its
-    /// producers moved (its state, blocked reason, outputs, run or taint), and moves in turn when
-    /// gating moves it. For changes to one node and nothing outside the workflow: a completion.
-    /// Changes to assets, tools or the network reconcile every node. Debug builds check that a
-    /// full reconcile of the result changes nothing.
+    /// Applies `change` to node `n`, then does what ``reconcile(_:)`` would, gating only what
+    /// can see the change: a node is gated again when one of its producers moved (its state,
+    /// blocked reason, outputs, run or taint), and moves in turn when gating moves it. For
+    /// changes to one node and nothing outside the workflow: a completion. That is only the
+    /// full reconcile's result if the workflow was up to date before (``RulesContext/
+    /// isReconciled(_:)``: reconciled in full since tools or the network last changed, in this
+    /// process); otherwise this reconciles every node. Changes to assets, tools or the network
+    /// reconcile every node. Debug builds check that a full reconcile of the result changes
+    /// nothing.
     public func reconcile(_ wf: inout Workflow, changing n: Int,
                           _ change: (inout Workflow) throws(EngineError) -> Void) throws(EngineError)
     {
+        guard ctx.isReconciled(wf.workflowId) else {
+            try change(&wf)
+            try reconcile(&wf)
+            return
+        }
         let old = taints(wf)
         try change(&wf)
         var taints = [Taint?](repeating: nil, count: wf.nodes.count)

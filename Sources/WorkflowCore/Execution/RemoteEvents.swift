@@ -184,9 +184,9 @@ extension Executor {
             }
             if let type = draft.type, type != port.type {
                 problem = NodeError(code: "providerContractMismatch",
-                                    message: "The provider returned \(type) for '\(port.name)', which takes \(port.type).",
+                                    message: Redaction.redact("The provider returned \(type) for '\(port.name)', which takes \(port.type)."),
                                     details: ["port": .string(port.name), "mismatch": "type", "expected": .string(port.type),
-                                              "got": .string(type)])
+                                              "got": .string(Redaction.redact(type))])
                 break
             }
             ready.append((port.name, draft))
@@ -243,8 +243,17 @@ extension Executor {
                            details: ["port": .string(port), "runId": .string(run.runId)])
         }
         if let type = draft.type, type != expected {
-            throw .invalid("resultTypeMismatch", "asset is \(type) but '\(run.nodeId)'.\(port) is \(expected)",
-                           details: ["port": .string(port), "expected": .string(expected), "got": .string(type)])
+            // The provider's file is not what the tool declares; fetching it again will not
+            // change that, so the node fails and says why (as for `job.update`).
+            for pending in run.pendingDownloads.keys { ctx.settle(answerKey: AnswerKey.download(run.runId, pending)) }
+            let problem = NodeError(code: "providerContractMismatch",
+                                    message: Redaction.redact("The provider returned \(type) for '\(port)', which takes \(expected)."),
+                                    details: ["port": .string(port), "mismatch": "type", "expected": .string(expected),
+                                              "got": .string(Redaction.redact(type))])
+            ctx.warn("provider reply breaks the tool contract", ["runId": run.runId, "code": problem.code, "port": port])
+            try fail(&wf, runIndex: r, error: problem)
+            try reconcile(&wf)
+            return .applied
         }
         ctx.settle(answerKey: AnswerKey.download(run.runId, port))
         let ids = registerOutputs(wf, run, [(port, draft)])

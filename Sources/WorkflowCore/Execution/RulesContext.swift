@@ -34,4 +34,10 @@ public protocol RulesContext: AnyObject {
     func note(_ message: String, _ fields: [String: String])
     /// A warning log line, same rules as ``note(_:_:)``.
     func warn(_ message: String, _ fields: [String: String])
+    /// Whether workflow `workflowId` was reconciled in full (``Executor/reconcile(_:)``) since
+    /// anything outside it that gating reads last changed (tools, the network), in this process.
+    /// Only then may a completion re-gate just the nodes that can see it.
+    func isReconciled(_ workflowId: String) -> Bool
+    /// ``Executor/reconcile(_:)`` just brought workflow `workflowId` up to date.
+    func markReconciled(_ workflowId: String)
 }

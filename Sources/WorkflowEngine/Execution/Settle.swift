@@ -127,9 +127,12 @@ extension Engine {
         }
     }
 
-    /// Reconciles the workflows still in progress whose template `include` selects: a tool was
+    /// Reconciles the workflows not done whose template `include` selects: a tool was
     /// registered (blocked "Tool not installed." nodes may move on), or the network changed.
+    /// Archived workflows too: their work goes on, and they show it when brought back. A done
+    /// workflow keeps its results whatever the tools or the network.
     func reconcileActive(_ uow: UnitOfWork, where include: (TemplateGraph) -> Bool) throws(EngineError) {
+        uow.gatingInputsDidChange()
         for id in uow.allWorkflowIds() {
             let status: WorkflowStatus
             let templateId: String
@@ -140,7 +143,7 @@ extension Engine {
             } else {
                 continue
             }
-            guard status == .active || status == .failed, let t = uow.template(templateId), include(t.graph),
+            guard status != .done, let t = uow.template(templateId), include(t.graph),
                 var wf = try uow.workflow(id)
             else { continue }
             try uow.executor(for: wf).reconcile(&wf)
