@@ -42,8 +42,8 @@ final class UnitOfWork {
     /// Workflows this call reconciled in full, and whether something gating reads outside the
     /// workflows (tools, the network) changed: then only those reconciled since count as up to
     /// date (``isReconciled(_:)``).
-    var reconciledNow = Set<String>()
-    private(set) var gatingInputsChanged = false
+    private var reconciledNow = Set<String>()
+    private var gatingInputsChanged = false
     /// Queue counts of the workflows this call touched, and their sum minus what was committed:
     /// the scheduler reads its totals in O(1) however many workflows a call (or a batch) touches.
     private(set) var queueCounts: [String: QueueCounts] = [:]
@@ -176,6 +176,21 @@ final class UnitOfWork {
         if !timers.keys.contains(id), state.timers.deadline(id) == at { return }
         timers.set(id, at: at, order: order)
     }
+
+    /// Something gating reads outside the workflows changed (a tool registered, the network):
+    /// no workflow counts as up to date until it is reconciled again.
+    func gatingInputsDidChange() {
+        gatingInputsChanged = true
+        reconciledNow.removeAll()
+    }
+
+    /// ``RulesContext/isReconciled(_:)``: reconciled in full during this call, or before it with
+    /// nothing gating reads changed since.
+    func isReconciled(_ workflowId: String) -> Bool {
+        reconciledNow.contains(workflowId) || (!gatingInputsChanged && state.reconciled.contains(workflowId))
+    }
+
+    func markReconciled(_ workflowId: String) { reconciledNow.insert(workflowId) }
 
     func deleteWorkflow(_ id: String) {
         if originals[id] == nil {
@@ -429,14 +444,5 @@ final class UnitOfWork {
         for (k, e) in cacheEntries { state.cacheEntries[k] = e }
         state.timers.apply(timers)
         state.cacheTimers.apply(cacheTimers)
-    }
-}
-
-extension UnitOfWork {
-    /// Something gating reads outside the workflows changed (a tool registered, the network):
-    /// no workflow counts as up to date until it is reconciled again.
-    func gatingInputsDidChange() {
-        gatingInputsChanged = true
-        reconciledNow.removeAll()
     }
 }

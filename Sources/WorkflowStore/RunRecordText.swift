@@ -98,13 +98,7 @@ struct RecordText {
     }
 
     /// Any other value, through the writer itself.
-    mutating func json(_ v: JSON) {
-        if case let .object(o) = v, o.isEmpty {
-            literal("{}")
-            return
-        }
-        out.append(contentsOf: JSONWriter.bytes(v))
-    }
+    mutating func json(_ v: JSON) { JSONWriter.write(v, into: &out) }
 
     /// The text; an object with no member is `{}`.
     mutating func finish() -> String {

@@ -31,6 +31,11 @@ public struct JSONWriter {
         return out
     }
 
+    /// Appends `value` as compact JSON, for writers that build a larger text around it.
+    public static func write(_ value: JSON, into out: inout [UInt8]) {
+        write(value, into: &out, options: .compact, indent: 0)
+    }
+
     static func write(_ value: JSON, into out: inout [UInt8], options: Options, indent: Int) {
         switch value {
         case .null: out.append(contentsOf: [0x6E, 0x75, 0x6C, 0x6C])

@@ -12,12 +12,6 @@ extension UnitOfWork: RulesContext {
         log(.warning, "\(message)", fields.mapValues { .string($0) })
     }
 
-    func isReconciled(_ workflowId: String) -> Bool {
-        reconciledNow.contains(workflowId) || (!gatingInputsChanged && state.reconciled.contains(workflowId))
-    }
-
-    func markReconciled(_ workflowId: String) { reconciledNow.insert(workflowId) }
-
     /// The rules for a workflow's template.
     func executor(for wf: Workflow) throws(EngineError) -> Executor {
         guard let t = template(wf.templateId) else {
