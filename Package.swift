@@ -79,7 +79,7 @@ let package = Package(
         ),
         .testTarget(name: "WorkflowCoreTests", dependencies: ["WorkflowCore"]),
         .testTarget(name: "WorkflowStoreTests", dependencies: ["WorkflowStore", "WorkflowCore"]),
-        .testTarget(name: "WorkflowEngineTests", dependencies: ["WorkflowEngine", "WorkflowCore", "WorkflowTools"]),
+        .testTarget(name: "WorkflowEngineTests", dependencies: ["WorkflowEngine", "WorkflowCore", "WorkflowStore", "WorkflowTools"]),
         .testTarget(name: "WorkflowToolsTests", dependencies: ["WorkflowTools", "WorkflowEngine", "WorkflowCore"]),
         .testTarget(name: "WorkflowCAPITests", dependencies: ["WorkflowCAPI", "CJansson", "WorkflowCore"]),
         .testTarget(

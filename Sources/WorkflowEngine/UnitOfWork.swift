@@ -364,9 +364,10 @@ final class UnitOfWork {
             }
         }
         cs.assets = assets
-        cs.effectInserts = newEffects
-        cs.effectsTaken = Array(takenSeqs.subtracting(deletedSeqs))
-        cs.effectDeletes = Array(deletedSeqs)
+        // Effects kept in memory only (`Effect.isDurable`) never reach the store.
+        cs.effectInserts = newEffects.filter(\.isDurable)
+        cs.effectsTaken = takenSeqs.subtracting(deletedSeqs).filter { state.outbox.bySeq[$0]?.isDurable ?? true }
+        cs.effectDeletes = deletedSeqs.filter { state.outbox.bySeq[$0]?.isDurable ?? true }
         cs.cacheEntries = cacheEntries
         cs.metricInserts = metrics
         cs.metricDeletesThrough = metricsDeletedThrough

@@ -121,7 +121,7 @@ public final class SQLiteStore: EngineStore {
                 let text: String = row[5]
                 s.effects.append(Effect(seq: row[0], id: row[1], type: row[2],
                                         body: (try? JSON(parsing: text))?.objectValue ?? [:], answerKey: row[3],
-                                        taken: row[4]))
+                                        taken: row[4], isDurable: true))
             }
             for row in try Row.fetchAll(db, sql: "SELECT assetId, variant, bytes, lastUsedAt, pinned, useOrder FROM cache_entries") {
                 s.cacheEntries.append(CacheEntry(assetId: row[0], variant: CacheVariant(rawValue: row[1]) ?? .preview,

@@ -1,5 +1,6 @@
 import WorkflowCore
 import WorkflowEngine
+import WorkflowStore
 import XCTest
 
 /// Step 4 of the implementation plan (JobManager: idempotent submission, 10 s polling, resume on
@@ -283,6 +284,47 @@ final class InterruptedLocalTests: XCTestCase {
         XCTAssertNotEqual(retry["runId"], run[0]["runId"])
         XCTAssertEqual(h.runLocalTools(), 1)
         XCTAssertEqual(h.state(wf, "A"), "succeeded")
+    }
+}
+
+extension InterruptedLocalTests {
+    /// A `local.run` is never delivered again after a reopen (its run is interrupted), so it is
+    /// kept in memory only; effects that are answered later (a submit) are stored.
+    func testLocalRunEffectsAreNotStoredWhileRemoteSubmitsAre() throws {
+        let h = try Harness(file: true)
+        Templates.registerTextTools(h)
+        let local = h.create(h.register(template: Templates.chain))
+        h.call("node.run", ["workflowId": .string(local), "nodeId": "A"])
+        h.startOneRemote()
+        let store = try SQLiteStore(path: h.storePath!)
+        defer { store.close() }
+        XCTAssertEqual(try store.loadSnapshot().effects.map(\.type), ["remote.submit"])
+        XCTAssertEqual(h.effects("local.run").count, 1, "delivered all the same")
+    }
+
+    /// A store written before local runs' effects were kept in memory holds their rows: settling
+    /// such an effect (the interrupted run) deletes its row.
+    func testAnOlderStoresLocalRunEffectRowIsDeletedWhenItsRunIsInterrupted() throws {
+        let h = try Harness(file: true)
+        Templates.registerTextTools(h)
+        let wf = h.create(h.register(template: Templates.chain))
+        let runId = h.call("node.run", ["workflowId": .string(wf), "nodeId": "A"])["runId"]!.stringValue!
+        h.engine.close()
+        do {
+            let store = try SQLiteStore(path: h.storePath!)
+            var legacy = ChangeSet()
+            legacy.effectInserts = [Effect(seq: 1_000, id: "e-1000", type: "local.run", body: ["runId": .string(runId)],
+                                           answerKey: "local:\(runId)", isDurable: true)]
+            try store.commit(legacy)
+            XCTAssertEqual(try store.loadSnapshot().effects.count, 1)
+            store.close()
+        }
+        try h.reopen()
+        XCTAssertEqual(h.state(wf, "A"), "failed")
+        XCTAssertTrue(h.effects("local.run").isEmpty)
+        let store = try SQLiteStore(path: h.storePath!)
+        defer { store.close() }
+        XCTAssertTrue(try store.loadSnapshot().effects.isEmpty, "the interrupted run's stored effect is gone")
     }
 }
 

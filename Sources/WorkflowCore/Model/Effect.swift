@@ -4,6 +4,10 @@
 /// Delivery is at-least-once: an effect whose work is answered by an event (a submit by
 /// `job.submitted`, a poll by `job.update`) stays on record after it is taken, and is delivered
 /// again with the same `id` when the engine is reopened before the answer arrived.
+///
+/// `local.run` is the one effect kept in memory only (`isDurable` is false): a local run still
+/// running when the engine reopens is interrupted (DESIGN §5), and its effect settled, so a
+/// stored copy would never be delivered again. Its run, with status `running`, is the record.
 public struct Effect: Sendable, Equatable {
     /// Outbox order.
     public var seq: Int64
@@ -14,14 +18,19 @@ public struct Effect: Sendable, Equatable {
     /// Names the event that answers it (`submit:run-3`); nil when taking it is enough.
     public var answerKey: String?
     public var taken: Bool
+    /// Whether the store keeps this effect: every type but `local.run`, and any effect read
+    /// from a store (one written by an older version), so that settling it deletes its row.
+    public var isDurable: Bool
 
-    public init(seq: Int64, id: String, type: String, body: JSONObject, answerKey: String?, taken: Bool = false) {
+    public init(seq: Int64, id: String, type: String, body: JSONObject, answerKey: String?, taken: Bool = false,
+                isDurable: Bool? = nil) {
         self.seq = seq
         self.id = id
         self.type = type
         self.body = body
         self.answerKey = answerKey
         self.taken = taken
+        self.isDurable = isDurable ?? (type != EffectType.localRun)
     }
 
     public var workflowId: String? { body["workflowId"]?.stringValue }
