@@ -19,6 +19,15 @@ enum Measure {
     static func ms(_ seconds: Double) -> String { String(format: "%.2f ms", seconds * 1000) }
     static func us(_ seconds: Double) -> String { String(format: "%.1f µs", seconds * 1e6) }
 
+    /// CPU time (user and system) this process has used so far, in seconds: steadier than wall
+    /// time on a shared machine, for figures per unit of work.
+    static func cpuSeconds() -> Double {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        func seconds(_ t: timeval) -> Double { Double(t.tv_sec) + Double(t.tv_usec) / 1e6 }
+        return seconds(usage.ru_utime) + seconds(usage.ru_stime)
+    }
+
     static func verdict(_ ok: Bool) -> String { ok ? "meets goal" : "MISSES goal" }
 
     /// The p-th percentile (0…100) of samples.
