@@ -46,6 +46,10 @@ extension Executor {
             }
             return nil
         case .succeeded:
+            // Usually no producer is stale: checked on node indices before any port lookup.
+            guard graph.predecessors[n].contains(where: { if case .stale? = taints[$0] { true } else { false } }) else {
+                return nil
+            }
             for port in graph.info[n].inputs where wf.nodes[n].inputSelections[port.name] == nil {
                 if let p = graph.producers[n][port.name], case let .stale(origin)? = taints[p.node] {
                     return .stale(origin: origin)
