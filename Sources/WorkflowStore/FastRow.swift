@@ -1,5 +1,6 @@
 import GRDB
 import GRDBSQLite
+import WorkflowCore
 
 /// Binds and runs one of GRDB's cached statements through the SQLite C API.
 ///
@@ -30,6 +31,24 @@ struct FastRow {
             }
         }
     }
+
+    /// Binds UTF-8 text held in bytes (a record written by ``JSONWriter`` or ``RecordText``),
+    /// without making a `String` of it first.
+    mutating func utf8(_ bytes: [UInt8]) {
+        index += 1
+        bytes.withUnsafeBufferPointer { buf in
+            guard let base = buf.baseAddress, buf.count > 0 else {
+                sqlite3_bind_text(handle, index, "", 0, nil)  // static empty text, not NULL
+                return
+            }
+            _ = base.withMemoryRebound(to: CChar.self, capacity: buf.count) {
+                sqlite3_bind_text(handle, index, $0, Int32(buf.count), FastRow.transient)
+            }
+        }
+    }
+
+    /// Binds `value` as compact JSON text.
+    mutating func json(_ value: JSON) { utf8(JSONWriter.bytes(value)) }
 
     mutating func text(_ s: String?) {
         if let s { text(s) } else { null() }

@@ -5,7 +5,10 @@ extension RecordCoding {
     /// `JSONWriter.string(RecordCoding.encode(run))` (same members, same order, same escaping and
     /// number forms), without building the intermediate JSON object. Every `job.update` writes
     /// one of these. Debug builds check it against the JSON path on every write.
-    static func runText(_ r: Run) -> String {
+    static func runText(_ r: Run) -> String { String(decoding: runBytes(r), as: UTF8.self) }
+
+    /// ``runText(_:)``'s bytes, which the store binds as they are.
+    static func runBytes(_ r: Run) -> [UInt8] {
         var w = RecordText()
         w.key("number"); w.int(r.number)
         w.key("mode"); w.string(r.mode.rawValue)
@@ -42,9 +45,9 @@ extension RecordCoding {
         if let t = r.startedAt { w.key("startedAt"); w.int(t.milliseconds) }
         if let t = r.finishedAt { w.key("finishedAt"); w.int(t.milliseconds) }
         if let e = r.error { w.key("error"); w.json(error(e)) }
-        let text = w.finish()
-        assert(text == JSONWriter.string(encode(r)), "RecordCoding.runText differs from the JSON encoding")
-        return text
+        let bytes = w.finish()
+        assert(bytes == JSONWriter.bytes(encode(r)), "RecordCoding.runText differs from the JSON encoding")
+        return bytes
     }
 }
 
@@ -73,7 +76,7 @@ struct RecordText {
 
     mutating func int(_ i: Int) { int(Int64(i)) }
 
-    mutating func int(_ i: Int64) { out.append(contentsOf: String(i).utf8) }
+    mutating func int(_ i: Int64) { JSONWriter.writeInt(i, into: &out) }
 
     mutating func double(_ d: Double) { JSONWriter.writeDouble(d, into: &out) }
 
@@ -100,10 +103,10 @@ struct RecordText {
     /// Any other value, through the writer itself.
     mutating func json(_ v: JSON) { JSONWriter.write(v, into: &out) }
 
-    /// The text; an object with no member is `{}`.
-    mutating func finish() -> String {
-        if first { return "{}" }
+    /// The text's bytes; an object with no member is `{}`.
+    mutating func finish() -> [UInt8] {
+        if first { return [0x7B, 0x7D] }
         out.append(0x7D)
-        return String(decoding: out, as: UTF8.self)
+        return out
     }
 }

@@ -292,7 +292,7 @@ public final class SQLiteStore: EngineStore {
             for (k, v) in c.meta {
                 var row = FastRow(stmt)
                 row.text(k)
-                row.text(text(v))
+                row.json(v)
                 try row.run(db)
             }
         }
@@ -326,7 +326,7 @@ public final class SQLiteStore: EngineStore {
                 row.int(a.createdAt.milliseconds)
                 row.bool(a.pinned)
                 row.int(a.orphanedAt?.milliseconds)
-                row.text(text(RecordCoding.encode(a)))
+                row.json(RecordCoding.encode(a))
                 try row.run(db)
             } else {
                 try db.cachedStatement(sql: "DELETE FROM assets WHERE assetId = ?").execute(arguments: [id])
@@ -345,7 +345,7 @@ public final class SQLiteStore: EngineStore {
                 row.text(e.type)
                 row.text(e.answerKey)
                 row.bool(e.taken)
-                row.text(text(.object(e.body)))
+                row.json(.object(e.body))
                 try row.run(db)
             }
         }
@@ -410,7 +410,7 @@ public final class SQLiteStore: EngineStore {
                 row.bool(new.archived)
                 row.int(new.updatedAt.milliseconds)
                 row.summaryColumns(s)
-                row.text(text(RecordCoding.encodeWorkflowData(new)))
+                row.json(RecordCoding.encodeWorkflowData(new))
                 row.text(id)
                 updated = try row.runCountingChanges(db) > 0
             }
@@ -425,7 +425,7 @@ public final class SQLiteStore: EngineStore {
                 row.int(new.createdAt.milliseconds)
                 row.int(new.updatedAt.milliseconds)
                 row.summaryColumns(s)
-                row.text(text(RecordCoding.encodeWorkflowData(new)))
+                row.json(RecordCoding.encodeWorkflowData(new))
                 try row.run(db)
             }
         }
@@ -434,11 +434,11 @@ public final class SQLiteStore: EngineStore {
         // exists: UPDATE it, and upsert only if that changed nothing.
         let changes = known ?? new.changes(since: old)
         for i in changes.nodes {
-            let data = text(RecordCoding.encode(new.nodes[i]))
+            let data = JSONWriter.bytes(RecordCoding.encode(new.nodes[i]))
             if let old, i < old.nodes.count, old.nodes[i].nodeId == new.nodes[i].nodeId {
                 var row = FastRow(try statements.get(.nodeUpdate, db))
                 row.text(new.nodes[i].state.rawValue)
-                row.text(data)
+                row.utf8(data)
                 row.text(id)
                 row.text(new.nodes[i].nodeId)
                 if try row.runCountingChanges(db) > 0 { continue }
@@ -448,18 +448,18 @@ public final class SQLiteStore: EngineStore {
             row.text(new.nodes[i].nodeId)
             row.int(i)
             row.text(new.nodes[i].state.rawValue)
-            row.text(data)
+            row.utf8(data)
             try row.run(db)
         }
         for i in changes.runs {
-            let data = RecordCoding.runText(new.runs[i])
+            let data = RecordCoding.runBytes(new.runs[i])
             if let old, i < old.runs.count, old.runs[i].runId == new.runs[i].runId {
                 let status = new.runs[i].status.rawValue
                 if old.runs[i].status == new.runs[i].status && old.runs[i].jobId == new.runs[i].jobId {
                     // Only if the row's columns already hold exactly these values (a legacy
                     // status name is rewritten below, as the upsert always did).
                     var row = FastRow(try statements.get(.runDataUpdate, db))
-                    row.text(data)
+                    row.utf8(data)
                     row.text(new.runs[i].runId)
                     row.text(status)
                     row.text(new.runs[i].jobId)
@@ -468,7 +468,7 @@ public final class SQLiteStore: EngineStore {
                 var row = FastRow(try statements.get(.runUpdate, db))
                 row.text(status)
                 row.text(new.runs[i].jobId)
-                row.text(data)
+                row.utf8(data)
                 row.text(new.runs[i].runId)
                 if try row.runCountingChanges(db) > 0 { continue }
             }
@@ -479,7 +479,7 @@ public final class SQLiteStore: EngineStore {
             row.int(i)
             row.text(new.runs[i].status.rawValue)
             row.text(new.runs[i].jobId)
-            row.text(data)
+            row.utf8(data)
             try row.run(db)
         }
         let awaitStmt = try statements.get(.await, db)
@@ -493,7 +493,7 @@ public final class SQLiteStore: EngineStore {
             row.text(a.runId)
             row.int(i)
             row.text(a.status.rawValue)
-            row.text(text(RecordCoding.encode(a)))
+            row.json(RecordCoding.encode(a))
             try row.run(db)
         }
     }

@@ -20,6 +20,30 @@ final class ModelRoundTripTests: XCTestCase {
         XCTAssertEqual(v.compactText, #"{"steps":30,"cfg":4.0,"big":9007199254740993,"tiny":1e-05}"#)
     }
 
+    func testIntegersAreWrittenAsSwiftSpellsThemIncludingTheExtremes() {
+        var rng = SplitMix64(seed: 3)
+        var values: [Int64] = [0, 1, 9, 10, -1, -9, -10, 99, 100, 1_000_000, Int64.max, Int64.min, Int64.min + 1]
+        for _ in 0..<500 { values.append(Int64(bitPattern: rng.next()) >> Int64(rng.next() % 63)) }
+        for v in values {
+            XCTAssertEqual(JSON.int(v).compactText, String(v))
+            XCTAssertEqual(JSON.array([.int(v), .bool(v < 0), .null]).compactText, "[\(v),\(v < 0),null]")
+        }
+    }
+
+    func testStringsEscapeExactlyQuotesBackslashesAndControlCharactersAndKeepTheRestWhole() {
+        let long = String(repeating: "long ", count: 40)
+        let cases: [(String, String)] = [
+            ("", #""""#), ("plain", #""plain""#), ("q\"uote", #""q\"uote""#), ("back\\slash", #""back\\slash""#),
+            ("\"", #""\"""#), ("a\nb\r\tc", #""a\nb\r\tc""#), ("\u{08}\u{0C}", #""\b\f""#),
+            ("\u{01}x\u{1F}", #""\u0001x\u001f""#), ("ünï ✓ 🎉 /", "\"ünï ✓ 🎉 /\""), ("\u{7F}", "\"\u{7F}\""),
+            (long + "\"end", "\"" + long + #"\"end""#),
+        ]
+        for (value, text) in cases {
+            XCTAssertEqual(JSON.string(value).compactText, text)
+            XCTAssertEqual(try JSON(parsing: text), .string(value))
+        }
+    }
+
     func testStrictParsingRejectsWhatJSONForbids() {
         for bad in ["{\"a\":1,}", "[1 2]", "01", "{'a':1}", "\"\\ud800\"", "[1]x", "", "nul", "\"\u{01}\""] {
             XCTAssertThrowsError(try JSON(parsing: bad), bad)

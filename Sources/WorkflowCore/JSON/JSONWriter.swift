@@ -38,9 +38,9 @@ public struct JSONWriter {
 
     static func write(_ value: JSON, into out: inout [UInt8], options: Options, indent: Int) {
         switch value {
-        case .null: out.append(contentsOf: [0x6E, 0x75, 0x6C, 0x6C])
-        case let .bool(b): out.append(contentsOf: b ? Array("true".utf8) : Array("false".utf8))
-        case let .int(i): out.append(contentsOf: String(i).utf8)
+        case .null: appendLiteral("null", into: &out)
+        case let .bool(b): appendLiteral(b ? "true" : "false", into: &out)
+        case let .int(i): writeInt(i, into: &out)
         case let .double(d): writeDouble(d, into: &out)
         case let .string(s): writeString(s, into: &out)
         case let .array(a):
@@ -102,24 +102,62 @@ public struct JSONWriter {
 
     private static let hex: [UInt8] = Array("0123456789abcdef".utf8)
 
-    /// Appends `s` as a JSON string, escaped as this writer escapes.
+    @inline(__always) private static func appendLiteral(_ s: StaticString, into out: inout [UInt8]) {
+        s.withUTF8Buffer { out.append(contentsOf: $0) }
+    }
+
+    /// Appends `i` in decimal, as `String(i)` spells it, without making a string.
+    public static func writeInt(_ i: Int64, into out: inout [UInt8]) {
+        if i >= 0 && i < 10 {
+            out.append(0x30 + UInt8(i))
+            return
+        }
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes: 19 digits and a sign fit
+        var magnitude = i.magnitude
+        withUnsafeMutableBytes(of: &digits) { buf in
+            var at = buf.count
+            while magnitude > 0 {
+                at -= 1
+                buf[at] = 0x30 + UInt8(magnitude % 10)
+                magnitude /= 10
+            }
+            if i < 0 {
+                at -= 1
+                buf[at] = 0x2D
+            }
+            out.append(contentsOf: UnsafeRawBufferPointer(rebasing: buf[at...]))
+        }
+    }
+
+    /// Appends `s` as a JSON string, escaped as this writer escapes. Runs of bytes that need no
+    /// escape are copied whole.
     public static func writeString(_ s: String, into out: inout [UInt8]) {
         out.append(0x22)
-        for b in s.utf8 {
-            switch b {
-            case 0x22: out.append(contentsOf: [0x5C, 0x22])
-            case 0x5C: out.append(contentsOf: [0x5C, 0x5C])
-            case 0x0A: out.append(contentsOf: [0x5C, 0x6E])
-            case 0x0D: out.append(contentsOf: [0x5C, 0x72])
-            case 0x09: out.append(contentsOf: [0x5C, 0x74])
-            case 0x08: out.append(contentsOf: [0x5C, 0x62])
-            case 0x0C: out.append(contentsOf: [0x5C, 0x66])
-            case 0..<0x20:
-                out.append(contentsOf: [0x5C, 0x75, 0x30, 0x30, hex[Int(b >> 4)], hex[Int(b & 0xF)]])
-            default: out.append(b)
+        var s = s
+        s.withUTF8 { buf in
+            var start = 0
+            for i in buf.indices where buf[i] < 0x20 || buf[i] == 0x22 || buf[i] == 0x5C {
+                if start < i { out.append(contentsOf: UnsafeBufferPointer(rebasing: buf[start..<i])) }
+                escape(buf[i], into: &out)
+                start = i + 1
             }
+            if start < buf.count { out.append(contentsOf: UnsafeBufferPointer(rebasing: buf[start...])) }
         }
         out.append(0x22)
+    }
+
+    /// The escape of one byte that needs one (a quote, a backslash, a control character).
+    private static func escape(_ b: UInt8, into out: inout [UInt8]) {
+        switch b {
+        case 0x22: out.append(contentsOf: [0x5C, 0x22])
+        case 0x5C: out.append(contentsOf: [0x5C, 0x5C])
+        case 0x0A: out.append(contentsOf: [0x5C, 0x6E])
+        case 0x0D: out.append(contentsOf: [0x5C, 0x72])
+        case 0x09: out.append(contentsOf: [0x5C, 0x74])
+        case 0x08: out.append(contentsOf: [0x5C, 0x62])
+        case 0x0C: out.append(contentsOf: [0x5C, 0x66])
+        default: out.append(contentsOf: [0x5C, 0x75, 0x30, 0x30, hex[Int(b >> 4)], hex[Int(b & 0xF)]])
+        }
     }
 }
 
