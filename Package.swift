@@ -30,7 +30,6 @@ let package = Package(
             name: "WorkflowCore",
             dependencies: [
                 .product(name: "HeapModule", package: "swift-collections"),
-                .product(name: "OrderedCollections", package: "swift-collections"),
             ]
         ),
         .target(
@@ -48,7 +47,6 @@ let package = Package(
                 "WorkflowStore",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "HeapModule", package: "swift-collections"),
-                .product(name: "OrderedCollections", package: "swift-collections"),
             ]
         ),
         .target(

@@ -1,4 +1,3 @@
-import OrderedCollections
 import WorkflowCore
 
 /// The two queues (remote and local) across all workflows: global caps from the config,
@@ -16,7 +15,7 @@ final class Scheduler {
         var totalRunning = 0
         /// Workflows with queued runs, in turn order: least recently served first (never served
         /// before any served), ties in arrival order.
-        var rotation = OrderedSet<String>()
+        var rotation = Rotation()
         /// When each workflow was last served (a counter; absent = never).
         var lastServed: [String: Int64] = [:]
         var serveCounter: Int64 = 0
@@ -29,11 +28,7 @@ final class Scheduler {
             if q == 0 {
                 rotation.remove(id)
             } else if !rotation.contains(id) {
-                // Keep the rotation sorted by last service: insert after everyone served earlier.
-                let mine = lastServed[id] ?? 0
-                var i = rotation.count
-                while i > 0, (lastServed[rotation[i - 1]] ?? 0) > mine { i -= 1 }
-                rotation.insert(id, at: i)
+                rotation.insert(id, lastServed: lastServed[id] ?? 0)
             }
         }
 
@@ -41,7 +36,7 @@ final class Scheduler {
         mutating func served(_ id: String) {
             serveCounter += 1
             lastServed[id] = serveCounter
-            if rotation.remove(id) != nil { rotation.append(id) }
+            if rotation.contains(id) { rotation.insert(id, lastServed: serveCounter) }
         }
 
         mutating func forget(_ id: String) {
@@ -118,7 +113,7 @@ final class Scheduler {
             var progressed = true
             sweep: while running < cap, progressed {
                 progressed = false
-                for id in [committed.elements, fresh].joined() where id != active {
+                for id in [AnySequence(committed), AnySequence(fresh)].joined() where id != active {
                     guard running < cap else { break sweep }
                     guard counts(uow, id, c).queued > 0 else { continue }
                     if try startNext(uow, id, c) {
