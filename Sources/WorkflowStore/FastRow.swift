@@ -6,45 +6,39 @@ import WorkflowCore
 ///
 /// The store's hot path writes a handful of rows per call; binding through `StatementArguments`
 /// costs more than SQLite's own work there. This binds each value directly and steps the
-/// statement once, inside the transaction GRDB opened.
+/// statement once, inside the transaction GRDB opened. Texts are copied into the store's
+/// ``BindArena`` and bound in place; running the row releases them, so rows are bound and run
+/// one at a time.
 struct FastRow {
     private let handle: SQLiteStatement
+    private let arena: BindArena
     private var index: Int32 = 0
 
-    init(_ statement: Statement) {
+    init(_ statement: Statement, _ arena: BindArena) {
         handle = statement.sqliteStatement
+        self.arena = arena
         sqlite3_reset(handle)
     }
 
-    private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
-
     mutating func text(_ s: String) {
-        index += 1
         var copy = s
-        copy.withUTF8 { buf in
-            guard buf.count > 0 else {
-                sqlite3_bind_text(handle, index, "", 0, nil)  // static empty text, not NULL
-                return
-            }
-            _ = buf.withMemoryRebound(to: CChar.self) {
-                sqlite3_bind_text(handle, index, $0.baseAddress, Int32($0.count), FastRow.transient)
-            }
-        }
+        copy.withUTF8 { utf8(UnsafeRawBufferPointer($0)) }
     }
 
     /// Binds UTF-8 text held in bytes (a record written by ``JSONWriter`` or ``RecordText``),
     /// without making a `String` of it first.
     mutating func utf8(_ bytes: [UInt8]) {
+        bytes.withUnsafeBytes { utf8($0) }
+    }
+
+    private mutating func utf8(_ bytes: UnsafeRawBufferPointer) {
         index += 1
-        bytes.withUnsafeBufferPointer { buf in
-            guard let base = buf.baseAddress, buf.count > 0 else {
-                sqlite3_bind_text(handle, index, "", 0, nil)  // static empty text, not NULL
-                return
-            }
-            _ = base.withMemoryRebound(to: CChar.self, capacity: buf.count) {
-                sqlite3_bind_text(handle, index, $0, Int32(buf.count), FastRow.transient)
-            }
+        guard bytes.count > 0 else {
+            sqlite3_bind_text(handle, index, "", 0, nil)  // static empty text, not NULL
+            return
         }
+        let copy = arena.copy(bytes).assumingMemoryBound(to: CChar.self)
+        sqlite3_bind_text(handle, index, copy, Int32(bytes.count), nil)  // SQLITE_STATIC: read in place
     }
 
     /// Binds `value` as compact JSON text.
@@ -84,6 +78,9 @@ struct FastRow {
     func run(_ db: Database) throws {
         let code = sqlite3_step(handle)
         sqlite3_reset(handle)
+        // The bound texts live in the arena only until the next row: unbind them.
+        sqlite3_clear_bindings(handle)
+        arena.reset()
         guard code == SQLITE_DONE || code == SQLITE_ROW else {
             throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
         }

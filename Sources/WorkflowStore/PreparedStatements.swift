@@ -68,6 +68,11 @@ final class PreparedStatements: @unchecked Sendable {
     }
 
     private var statements = [Statement?](repeating: nil, count: Key.allCases.count)
+    /// Where rows' texts are bound from (see ``FastRow``).
+    let arena = BindArena()
+
+    /// A row of statement `key`, ready to bind.
+    func row(_ key: Key, _ db: Database) throws -> FastRow { FastRow(try get(key, db), arena) }
 
     func get(_ key: Key, _ db: Database) throws -> Statement {
         if let s = statements[key.rawValue] { return s }

@@ -270,15 +270,15 @@ public final class SQLiteStore: EngineStore {
         try db().writeWithoutTransaction { db in
             // BEGIN and COMMIT as prepared statements: GRDB's inTransaction parses them anew each
             // time, which costs as much as a small call's writes.
-            try FastRow(statements.get(.begin, db)).run(db)
+            try statements.row(.begin, db).run(db)
             do {
                 try Self.write(changes, statements, db)
-                try FastRow(statements.get(.commit, db)).run(db)
+                try statements.row(.commit, db).run(db)
             } catch {
                 if !db.isInsideTransaction {
                     throw error
                 }
-                try? FastRow(statements.get(.rollback, db)).run(db)
+                try? statements.row(.rollback, db).run(db)
                 throw error
             }
         }
@@ -290,7 +290,7 @@ public final class SQLiteStore: EngineStore {
         if !c.meta.isEmpty {
             let stmt = try statements.get(.meta, db)
             for (k, v) in c.meta {
-                var row = FastRow(stmt)
+                var row = FastRow(stmt, statements.arena)
                 row.text(k)
                 row.json(v)
                 try row.run(db)
@@ -320,7 +320,7 @@ public final class SQLiteStore: EngineStore {
         // Assets before workflows: nothing references them by constraint, but a reader sees both.
         for (id, asset) in c.assets {
             if let a = asset {
-                var row = FastRow(try statements.get(.asset, db))
+                var row = try statements.row(.asset, db)
                 row.text(id)
                 row.text(a.type)
                 row.int(a.createdAt.milliseconds)
@@ -339,7 +339,7 @@ public final class SQLiteStore: EngineStore {
         if !c.effectInserts.isEmpty {
             let stmt = try statements.get(.effectInsert, db)
             for e in c.effectInserts {
-                var row = FastRow(stmt)
+                var row = FastRow(stmt, statements.arena)
                 row.int(e.seq)
                 row.text(e.id)
                 row.text(e.type)
@@ -352,7 +352,7 @@ public final class SQLiteStore: EngineStore {
         if !c.effectsTaken.isEmpty {
             let stmt = try statements.get(.effectTaken, db)
             for seq in c.effectsTaken {
-                var row = FastRow(stmt)
+                var row = FastRow(stmt, statements.arena)
                 row.int(seq)
                 try row.run(db)
             }
@@ -360,7 +360,7 @@ public final class SQLiteStore: EngineStore {
         if !c.effectDeletes.isEmpty {
             let stmt = try statements.get(.effectDelete, db)
             for seq in c.effectDeletes {
-                var row = FastRow(stmt)
+                var row = FastRow(stmt, statements.arena)
                 row.int(seq)
                 try row.run(db)
             }
@@ -404,7 +404,7 @@ public final class SQLiteStore: EngineStore {
         if let s = summary {
             var updated = false
             if old != nil {
-                var row = FastRow(try statements.get(.workflowUpdate, db))
+                var row = try statements.row(.workflowUpdate, db)
                 row.text(new.title)
                 row.text(new.status.rawValue)
                 row.bool(new.archived)
@@ -415,7 +415,7 @@ public final class SQLiteStore: EngineStore {
                 updated = try row.runCountingChanges(db) > 0
             }
             if !updated {
-                var row = FastRow(try statements.get(.workflow, db))
+                var row = try statements.row(.workflow, db)
                 row.text(id)
                 row.int(new.seq)
                 row.text(new.templateId)
@@ -436,14 +436,14 @@ public final class SQLiteStore: EngineStore {
         for i in changes.nodes {
             let data = JSONWriter.bytes(RecordCoding.encode(new.nodes[i]))
             if let old, i < old.nodes.count, old.nodes[i].nodeId == new.nodes[i].nodeId {
-                var row = FastRow(try statements.get(.nodeUpdate, db))
+                var row = try statements.row(.nodeUpdate, db)
                 row.text(new.nodes[i].state.rawValue)
                 row.utf8(data)
                 row.text(id)
                 row.text(new.nodes[i].nodeId)
                 if try row.runCountingChanges(db) > 0 { continue }
             }
-            var row = FastRow(try statements.get(.node, db))
+            var row = try statements.row(.node, db)
             row.text(id)
             row.text(new.nodes[i].nodeId)
             row.int(i)
@@ -458,21 +458,21 @@ public final class SQLiteStore: EngineStore {
                 if old.runs[i].status == new.runs[i].status && old.runs[i].jobId == new.runs[i].jobId {
                     // Only if the row's columns already hold exactly these values (a legacy
                     // status name is rewritten below, as the upsert always did).
-                    var row = FastRow(try statements.get(.runDataUpdate, db))
+                    var row = try statements.row(.runDataUpdate, db)
                     row.utf8(data)
                     row.text(new.runs[i].runId)
                     row.text(status)
                     row.text(new.runs[i].jobId)
                     if try row.runCountingChanges(db) > 0 { continue }
                 }
-                var row = FastRow(try statements.get(.runUpdate, db))
+                var row = try statements.row(.runUpdate, db)
                 row.text(status)
                 row.text(new.runs[i].jobId)
                 row.utf8(data)
                 row.text(new.runs[i].runId)
                 if try row.runCountingChanges(db) > 0 { continue }
             }
-            var row = FastRow(try statements.get(.run, db))
+            var row = try statements.row(.run, db)
             row.text(new.runs[i].runId)
             row.text(id)
             row.text(new.runs[i].nodeId)
@@ -486,7 +486,7 @@ public final class SQLiteStore: EngineStore {
 
         for i in changes.awaits {
             let a = new.awaits[i]
-            var row = FastRow(awaitStmt)
+            var row = FastRow(awaitStmt, statements.arena)
             row.text(a.awaitId)
             row.text(id)
             row.text(a.nodeId)
