@@ -15,7 +15,8 @@ enum RecordCoding {
         return Timestamp(milliseconds: v)
     }
     static func portMap(_ m: [String: String]) -> JSON {
-        .object(JSONObject(uniqueKeysWithValues: m.sorted { $0.key < $1.key }.map { ($0.key, JSON.string($0.value)) }))
+        if m.count == 1, let (k, v) = m.first { return .object([k: .string(v)]) }  // most ports: nothing to sort
+        return .object(JSONObject(uniqueKeysWithValues: m.sorted { $0.key < $1.key }.map { ($0.key, JSON.string($0.value)) }))
     }
     static func portMap(_ j: JSON?) -> [String: String] {
         guard case let .object(o)? = j else { return [:] }

@@ -89,6 +89,13 @@ struct RecordText {
             return
         }
         out.append(0x7B)
+        if m.count == 1, let (k, v) = m.first {  // most ports: nothing to sort
+            string(k)
+            out.append(0x3A)
+            string(v)
+            out.append(0x7D)
+            return
+        }
         var firstMember = true
         for (k, v) in m.sorted(by: { $0.key < $1.key }) {
             if !firstMember { out.append(0x2C) }

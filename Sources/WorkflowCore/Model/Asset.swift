@@ -53,15 +53,15 @@ public struct Asset: Sendable, Equatable {
     /// The asset as hosts and effects see it.
     public var json: JSON {
         var o = JSONObject(minimumCapacity: 10)
-        o["assetId"] = .string(assetId)
-        o["type"] = .string(type)
-        o["uri"] = .string(uri)
-        if let bytes { o["bytes"] = .int(bytes) }
-        if let hash { o["hash"] = .string(hash) }
-        o["meta"] = .object(meta)
-        o["createdAt"] = JSON(createdAt)
-        o["provenance"] = provenance?.json ?? .null
-        o["pinned"] = .bool(pinned)
+        o.append(uniqueKey: "assetId", .string(assetId))
+        o.append(uniqueKey: "type", .string(type))
+        o.append(uniqueKey: "uri", .string(uri))
+        if let bytes { o.append(uniqueKey: "bytes", .int(bytes)) }
+        if let hash { o.append(uniqueKey: "hash", .string(hash)) }
+        o.append(uniqueKey: "meta", .object(meta))
+        o.append(uniqueKey: "createdAt", JSON(createdAt))
+        o.append(uniqueKey: "provenance", provenance?.json ?? .null)
+        o.append(uniqueKey: "pinned", .bool(pinned))
         return .object(o)
     }
 }
