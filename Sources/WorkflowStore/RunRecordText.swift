@@ -1,13 +1,10 @@
 import WorkflowCore
 
 extension RecordCoding {
-    /// A run's `data` text, written straight into bytes: exactly
-    /// `JSONWriter.string(RecordCoding.encode(run))` (same members, same order, same escaping and
+    /// A run's `data` text, written straight into the bytes the store binds: exactly
+    /// `JSONWriter.bytes(RecordCoding.encode(run))` (same members, same order, same escaping and
     /// number forms), without building the intermediate JSON object. Every `job.update` writes
     /// one of these. Debug builds check it against the JSON path on every write.
-    static func runText(_ r: Run) -> String { String(decoding: runBytes(r), as: UTF8.self) }
-
-    /// ``runText(_:)``'s bytes, which the store binds as they are.
     static func runBytes(_ r: Run) -> [UInt8] {
         var w = RecordText()
         w.key("number"); w.int(r.number)
@@ -46,7 +43,7 @@ extension RecordCoding {
         if let t = r.finishedAt { w.key("finishedAt"); w.int(t.milliseconds) }
         if let e = r.error { w.key("error"); w.json(error(e)) }
         let bytes = w.finish()
-        assert(bytes == JSONWriter.bytes(encode(r)), "RecordCoding.runText differs from the JSON encoding")
+        assert(bytes == JSONWriter.bytes(encode(r)), "RecordCoding.runBytes differs from the JSON encoding")
         return bytes
     }
 }

@@ -288,9 +288,8 @@ public final class SQLiteStore: EngineStore {
 
     private static func write(_ c: ChangeSet, _ statements: PreparedStatements, _ db: Database) throws {
         if !c.meta.isEmpty {
-            let stmt = try statements.get(.meta, db)
             for (k, v) in c.meta {
-                var row = FastRow(stmt, statements.arena)
+                var row = try statements.row(.meta, db)
                 row.text(k)
                 row.json(v)
                 try row.run(db)
@@ -337,9 +336,8 @@ public final class SQLiteStore: EngineStore {
             try writeWorkflow(change.old, change.new, change.summary, c.workflowChanges[id], statements, db)
         }
         if !c.effectInserts.isEmpty {
-            let stmt = try statements.get(.effectInsert, db)
             for e in c.effectInserts {
-                var row = FastRow(stmt, statements.arena)
+                var row = try statements.row(.effectInsert, db)
                 row.int(e.seq)
                 row.text(e.id)
                 row.text(e.type)
@@ -350,17 +348,15 @@ public final class SQLiteStore: EngineStore {
             }
         }
         if !c.effectsTaken.isEmpty {
-            let stmt = try statements.get(.effectTaken, db)
             for seq in c.effectsTaken {
-                var row = FastRow(stmt, statements.arena)
+                var row = try statements.row(.effectTaken, db)
                 row.int(seq)
                 try row.run(db)
             }
         }
         if !c.effectDeletes.isEmpty {
-            let stmt = try statements.get(.effectDelete, db)
             for seq in c.effectDeletes {
-                var row = FastRow(stmt, statements.arena)
+                var row = try statements.row(.effectDelete, db)
                 row.int(seq)
                 try row.run(db)
             }
@@ -482,11 +478,9 @@ public final class SQLiteStore: EngineStore {
             row.utf8(data)
             try row.run(db)
         }
-        let awaitStmt = try statements.get(.await, db)
-
         for i in changes.awaits {
             let a = new.awaits[i]
-            var row = FastRow(awaitStmt, statements.arena)
+            var row = try statements.row(.await, db)
             row.text(a.awaitId)
             row.text(id)
             row.text(a.nodeId)

@@ -4,7 +4,7 @@ import XCTest
 
 /// The run record written directly is byte for byte the JSON encoding the store always wrote.
 final class RunRecordTextTests: XCTestCase {
-    func testRunTextMatchesTheJSONEncoding() {
+    func testRunBytesMatchTheJSONEncoding() {
         var rng = SplitMix64(seed: 5)
         let strings = ["", "plain", "q\"uote", "back\\slash", "line\nbreak\r\ttab", "ctl\u{01}\u{1F}\u{08}\u{0C}",
                        "ünïcödé ✓", "emoji 🎉", "/slash/"]
@@ -43,7 +43,7 @@ final class RunRecordTextTests: XCTestCase {
                 r.error = NodeError(code: pick(), message: pick(), hint: maybe() ? pick() : nil,
                                     details: maybe() ? [:] : ["httpStatus": 503, "why": .string(pick())])
             }
-            XCTAssertEqual(RecordCoding.runText(r), JSONWriter.string(RecordCoding.encode(r)), "run \(i)")
+            XCTAssertEqual(RecordCoding.runBytes(r), JSONWriter.bytes(RecordCoding.encode(r)), "run \(i)")
         }
     }
 }
