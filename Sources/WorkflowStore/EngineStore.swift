@@ -144,6 +144,14 @@ public struct ChangeSet: Sendable {
             && cacheEntries.isEmpty && metricInserts.isEmpty && metricDeletesThrough == nil
     }
 
+    /// Only rows written whole (meta, assets, workflows with their nodes, runs and awaits,
+    /// effects): nothing deleted, no template, tool, provider default, cache entry or metric.
+    public var isOnlyRows: Bool {
+        templates.isEmpty && tools.isEmpty && providerDefaults.isEmpty && cacheEntries.isEmpty && metricInserts.isEmpty
+            && metricDeletesThrough == nil && !assets.values.contains { $0 == nil }
+            && !workflows.contains { $0.new == nil }
+    }
+
     public static func cacheKey(_ assetId: String, _ variant: String) -> String { "\(variant):\(assetId)" }
 }
 

@@ -41,6 +41,18 @@ struct FastRow {
         sqlite3_bind_text(handle, index, copy, Int32(bytes.count), nil)  // SQLITE_STATIC: read in place
     }
 
+    /// Binds bytes as a blob, read in place like texts.
+    mutating func blob(_ bytes: [UInt8]) {
+        index += 1
+        bytes.withUnsafeBytes { b in
+            guard b.count > 0 else {
+                sqlite3_bind_zeroblob(handle, index, 0)
+                return
+            }
+            sqlite3_bind_blob(handle, index, arena.copy(b), Int32(b.count), nil)  // SQLITE_STATIC
+        }
+    }
+
     /// Binds `value` as compact JSON text.
     mutating func json(_ value: JSON) { utf8(JSONWriter.bytes(value)) }
 
@@ -90,13 +102,13 @@ struct FastRow {
 extension FastRow {
     /// The summary columns of a workflow row, in the order the workflow statements list them
     /// (stepsDone … inboxCount), for the insert and the update alike.
-    mutating func summaryColumns(_ s: WorkflowSummary) {
+    mutating func summaryColumns(_ s: WorkflowRow) {
         int(s.stepsDone)
         int(s.stepsTotal)
         int(s.awaitCount)
         bool(s.hasBlockingAwait)
         text(s.searchText)
-        int(s.nextDeadline?.milliseconds)
+        int(s.nextDeadline)
         int(s.queuedRemote)
         int(s.queuedLocal)
         int(s.runningRemote)

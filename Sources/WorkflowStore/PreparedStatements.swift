@@ -8,7 +8,7 @@ import GRDB
 final class PreparedStatements: @unchecked Sendable {
     enum Key: Int, CaseIterable {
         case begin, commit, rollback, meta, asset, workflow, node, run, await, effectInsert, effectTaken, effectDelete
-        case workflowUpdate, nodeUpdate, runUpdate, runDataUpdate
+        case workflowUpdate, nodeUpdate, runUpdate, runDataUpdate, journalAppend, journalClear
 
         var sql: String {
             switch self {
@@ -63,6 +63,8 @@ final class PreparedStatements: @unchecked Sendable {
             // alone, where naming the columns in SET rewrites their entries. Changes no row unless
             // the columns already hold these values.
             case .runDataUpdate: "UPDATE runs SET data = ? WHERE runId = ? AND status = ? AND jobId IS ?"
+            case .journalAppend: "INSERT INTO journal (body) VALUES (?)"
+            case .journalClear: "DELETE FROM journal"
             }
         }
     }

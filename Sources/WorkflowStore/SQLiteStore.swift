@@ -1,3 +1,4 @@
+import Foundation
 import GRDB
 import WorkflowCore
 
@@ -27,6 +28,19 @@ public final class SQLiteStore: EngineStore {
     public let path: String
     /// The write path's statements, used only inside the queue's closures.
     private let statements = PreparedStatements()
+    /// Row images in the journal, not yet in their tables (``JournalCoding``).
+    private var pending = PendingRows()
+    /// How many pending row images make the next commit fold them (0: never journal).
+    public let journalLimit: Int
+
+    /// The default ``journalLimit``: 4,096 rows (about 450 node completions), folded in a few
+    /// milliseconds (docs/BENCHMARKS.md).
+    public static let defaultJournalLimit = 4_096
+
+    /// The most rows a commit may write to go to the journal. A larger commit (a batch) already
+    /// spreads a transaction's fixed costs over many rows: journaling it would only add the
+    /// journal's own work.
+    static let journaledCommitRows = 64
 
     /// Pages the write-ahead log may hold before a commit copies them back into the database
     /// (SQLite's default is 1,000). A call's rows are spread over many pages, and a page written
@@ -37,9 +51,11 @@ public final class SQLiteStore: EngineStore {
     public static let walCheckpointPages = 10_000
 
     /// Opens (creating if needed) and migrates the store at `path`; `":memory:"` is a private
-    /// in-memory database.
-    public init(path: String, durability: Durability = .normal) throws {
+    /// in-memory database. What a killed process left in the journal is written to the tables
+    /// before this returns; `journalLimit` is ``defaultJournalLimit`` unless a test needs another.
+    public init(path: String, durability: Durability = .normal, journalLimit: Int = SQLiteStore.defaultJournalLimit) throws {
         self.path = path
+        self.journalLimit = max(0, journalLimit)
         var config = Configuration()
         config.label = "workflow-store"
         if path != ":memory:" { config.journalMode = .wal }
@@ -61,6 +77,7 @@ public final class SQLiteStore: EngineStore {
             }
             try migrator.migrate(queue)
             self.queue = queue
+            try replayJournal()
         } catch let e as StoreError {
             throw e
         } catch {
@@ -73,7 +90,9 @@ public final class SQLiteStore: EngineStore {
         return queue
     }
 
+    /// Folds the journal (a failure leaves it for the next open to replay) and closes.
     public func close() {
+        try? flush()
         queue?.inDatabase { _ in statements.removeAll() }  // finalized before the connection closes
         try? queue?.close()
         queue = nil
@@ -84,7 +103,8 @@ public final class SQLiteStore: EngineStore {
     // MARK: Loading
 
     public func loadSnapshot() throws -> StoreSnapshot {
-        try db().read { db in
+        try foldIf(!pending.isEmpty)
+        return try db().read { db in
             var s = StoreSnapshot()
             for row in try Row.fetchAll(db, sql: "SELECT key, value FROM meta") {
                 let key: String = row[0]
@@ -152,7 +172,8 @@ public final class SQLiteStore: EngineStore {
     }
 
     public func loadWorkflow(_ workflowId: String) throws -> Workflow? {
-        try db().read { (db: Database) -> Workflow? in
+        try foldIf(pending.workflowIds.contains(workflowId))
+        return try db().read { (db: Database) -> Workflow? in
             guard let w = try Row.fetchOne(db, sql: """
                 SELECT seq, templateId, title, status, archived, createdAt, updatedAt, data FROM workflows
                 WHERE workflowId = ?
@@ -195,7 +216,8 @@ public final class SQLiteStore: EngineStore {
     }
 
     public func loadAsset(_ assetId: String) throws -> Asset? {
-        try db().read { (db: Database) -> Asset? in
+        try foldIf(pending.rows[.asset(assetId)] != nil)
+        return try db().read { (db: Database) -> Asset? in
             guard let row = try Row.fetchOne(db, sql: """
                 SELECT type, createdAt, pinned, orphanedAt, data FROM assets WHERE assetId = ?
                 """, arguments: [assetId])
@@ -210,11 +232,13 @@ public final class SQLiteStore: EngineStore {
     }
 
     public func workflowId(forRun runId: String) throws -> String? {
-        try db().read { db in try String.fetchOne(db, sql: "SELECT workflowId FROM runs WHERE runId = ?", arguments: [runId]) }
+        if case .run(let r)? = pending.rows[.run(runId)] { return r.workflowId }
+        return try db().read { db in try String.fetchOne(db, sql: "SELECT workflowId FROM runs WHERE runId = ?", arguments: [runId]) }
     }
 
     public func run(forJob jobId: String) throws -> (runId: String, workflowId: String)? {
-        try db().read { (db: Database) -> (runId: String, workflowId: String)? in
+        try foldIf(!pending.isEmpty)
+        return try db().read { (db: Database) -> (runId: String, workflowId: String)? in
             guard let row = try Row.fetchOne(db, sql: "SELECT runId, workflowId FROM runs WHERE jobId = ? ORDER BY seq DESC LIMIT 1",
                                              arguments: [jobId])
             else { return nil }
@@ -223,7 +247,8 @@ public final class SQLiteStore: EngineStore {
     }
 
     public func unreferencedAssets(createdBefore cutoff: Timestamp) throws -> [String] {
-        try db().read { db in
+        try foldIf(!pending.isEmpty)
+        return try db().read { db in
             try String.fetchAll(db, sql: """
                 WITH refs(assetId) AS (
                     SELECT j.value FROM runs, json_each(runs.data, '$.inputs') AS j
@@ -241,7 +266,8 @@ public final class SQLiteStore: EngineStore {
     }
 
     public func workflowIds(referencingAsset assetId: String) throws -> [String] {
-        try db().read { db in
+        try foldIf(!pending.isEmpty)
+        return try db().read { db in
             try String.fetchAll(db, sql: """
                 SELECT runs.workflowId FROM runs, json_each(runs.data, '$.inputs') AS j WHERE j.value = ?1
                 UNION SELECT runs.workflowId FROM runs, json_each(runs.data, '$.outputs') AS j WHERE j.value = ?1
@@ -266,13 +292,47 @@ public final class SQLiteStore: EngineStore {
 
     public func commit(_ changes: ChangeSet) throws {
         guard !changes.isEmpty else { return }
+        let images = Self.images(of: changes)
+        // Only rows, and room for them: one journal row. Otherwise what the journal holds is
+        // folded first and the change is written to its tables, in the same transaction.
+        let journaled = changes.isOnlyRows && images.count <= Self.journaledCommitRows
+            && pending.count + images.count <= journalLimit && images.allSatisfy(\.isJournalable)
+        let body = journaled ? JournalCoding.encode(images) : []
+        try transaction { db, statements in
+            if journaled {
+                var row = try statements.row(.journalAppend, db)
+                row.blob(body)
+                try row.run(db)
+            } else {
+                try self.foldPending(db, statements)
+                try Self.write(changes, images, statements, db)
+            }
+        } committed: {
+            if journaled {
+                for image in images { self.pending.merge(image) }
+            } else {
+                self.pending.removeAll()
+            }
+        }
+    }
+
+    /// Writes what the journal holds to the tables and empties it. Other connections reading the
+    /// database file see every commit after this; the engine's own reads never need it.
+    public func flush() throws {
+        guard !pending.isEmpty else { return }
+        try transaction { db, statements in try self.foldPending(db, statements) } committed: { self.pending.removeAll() }
+    }
+
+    /// Runs `body` in one write transaction (prepared BEGIN and COMMIT: GRDB's `inTransaction`
+    /// parses them anew each time, which costs as much as a small call's writes), then
+    /// `committed` once it is committed; on a throw, rolls back and runs nothing more.
+    private func transaction(_ body: (Database, PreparedStatements) throws -> Void,
+                             committed: () -> Void) throws {
         let statements = self.statements
         try db().writeWithoutTransaction { db in
-            // BEGIN and COMMIT as prepared statements: GRDB's inTransaction parses them anew each
-            // time, which costs as much as a small call's writes.
             try statements.row(.begin, db).run(db)
             do {
-                try Self.write(changes, statements, db)
+                try body(db, statements)
                 try statements.row(.commit, db).run(db)
             } catch {
                 if !db.isInsideTransaction {
@@ -281,20 +341,100 @@ public final class SQLiteStore: EngineStore {
                 try? statements.row(.rollback, db).run(db)
                 throw error
             }
+            committed()
+        }
+    }
+
+    /// Writes the pending images to their tables and empties the journal (the caller's
+    /// transaction; the caller forgets the images once it commits).
+    private func foldPending(_ db: Database, _ statements: PreparedStatements) throws {
+        guard !pending.isEmpty else { return }
+        for image in pending.rows.values { try Self.write(image, statements, db) }
+        try statements.row(.journalClear, db).run(db)
+    }
+
+    /// Folds first if a read of the tables would miss a pending image.
+    private func foldIf(_ needed: Bool) throws {
+        if needed { try flush() }
+    }
+
+    /// Replays what a killed process left in the journal, in order, and folds it.
+    private func replayJournal() throws {
+        let bodies = try db().read { db in
+            try Data.fetchAll(db, sql: "SELECT body FROM journal ORDER BY seq").map { [UInt8]($0) }
+        }
+        guard !bodies.isEmpty else { return }
+        // All of it decoded before any of it counts: a damaged entry refuses the store whole.
+        var replayed = PendingRows()
+        for body in bodies {
+            for image in try JournalCoding.decode(body) { replayed.merge(image) }
+        }
+        pending = replayed
+        if pending.isEmpty {
+            try db().write { db in try db.execute(sql: "DELETE FROM journal") }  // images that cancelled out
+        } else {
+            try flush()
         }
     }
 
     static func text(_ json: JSON) -> String { JSONWriter.string(json) }
 
-    private static func write(_ c: ChangeSet, _ statements: PreparedStatements, _ db: Database) throws {
-        if !c.meta.isEmpty {
-            for (k, v) in c.meta {
-                var row = try statements.row(.meta, db)
-                row.text(k)
-                row.json(v)
-                try row.run(db)
+    /// The rows a change set writes, each as its image, in the order the change set gives them.
+    /// Deletions, templates, tools, provider defaults, cache entries and metrics are not rows of
+    /// this kind (``ChangeSet/isOnlyRows``): ``write(_:_:_:_:)`` writes them itself.
+    static func images(of c: ChangeSet) -> [RowImage] {
+        var images: [RowImage] = []
+        for (k, v) in c.meta { images.append(.meta(key: k, value: JSONWriter.bytes(v))) }
+        for (id, asset) in c.assets {
+            guard let a = asset else { continue }
+            images.append(.asset(AssetRow(assetId: id, type: a.type, createdAt: a.createdAt.milliseconds, pinned: a.pinned,
+                                          orphanedAt: a.orphanedAt?.milliseconds, data: JSONWriter.bytes(RecordCoding.encode(a)))))
+        }
+        for change in c.workflows {
+            guard let new = change.new else { continue }
+            let old = change.old
+            let id = new.workflowId
+            if let s = change.summary { images.append(.workflow(WorkflowRow(new, s, existed: old != nil))) }
+            // Only the records that differ; indices, not element bindings (a binding copies the
+            // record). A record at a position the committed version held with the same id is a
+            // row that exists.
+            let changes = c.workflowChanges[id] ?? new.changes(since: old)
+            // The committed version's ids, looked at in place (a closure over `old` copies it).
+            let oldNodeCount = old?.nodes.count ?? 0
+            let oldRunCount = old?.runs.count ?? 0
+            for i in changes.nodes {
+                let n = new.nodes[i]
+                let existed = i < oldNodeCount && old?.nodes[i].nodeId == n.nodeId
+                images.append(.node(NodeRow(workflowId: id, nodeId: n.nodeId, position: Int64(i), state: n.state.rawValue,
+                                            data: JSONWriter.bytes(RecordCoding.encode(n)), existed: existed)))
+            }
+            for i in changes.runs {
+                let r = new.runs[i]
+                let existed = i < oldRunCount && old?.runs[i].runId == r.runId
+                let columnsKept = existed && old?.runs[i].status == r.status && old?.runs[i].jobId == r.jobId
+                images.append(.run(RunRow(runId: r.runId, workflowId: id, nodeId: r.nodeId, seq: Int64(i),
+                                          status: r.status.rawValue, jobId: r.jobId, data: RecordCoding.runBytes(r),
+                                          existed: existed, columnsKept: columnsKept)))
+            }
+            for i in changes.awaits {
+                let a = new.awaits[i]
+                images.append(.await(AwaitRow(awaitId: a.awaitId, workflowId: id, nodeId: a.nodeId, runId: a.runId,
+                                              seq: Int64(i), status: a.status.rawValue,
+                                              data: JSONWriter.bytes(RecordCoding.encode(a)))))
             }
         }
+        for e in c.effectInserts {
+            images.append(.effect(EffectRow(seq: e.seq, effectId: e.id, type: e.type, answerKey: e.answerKey, taken: e.taken,
+                                            data: JSONWriter.bytes(.object(e.body)))))
+        }
+        for seq in c.effectsTaken { images.append(.effectTaken(seq: seq)) }
+        for seq in c.effectDeletes { images.append(.effectDelete(seq: seq)) }
+        return images
+    }
+
+    /// Writes a change set to its tables: what is not a row image, then the images.
+    private static func write(_ c: ChangeSet, _ images: [RowImage], _ statements: PreparedStatements,
+                              _ db: Database) throws {
         for t in c.templates {
             try db.execute(sql: """
                 INSERT INTO templates (templateId, seq, name, createdAt, canonical, sourceSchema) VALUES (?, ?, ?, ?, ?, ?)
@@ -316,51 +456,16 @@ public final class SQLiteStore: EngineStore {
                 try db.execute(sql: "DELETE FROM provider_defaults WHERE kind = ?", arguments: [kind])
             }
         }
-        // Assets before workflows: nothing references them by constraint, but a reader sees both.
-        for (id, asset) in c.assets {
-            if let a = asset {
-                var row = try statements.row(.asset, db)
-                row.text(id)
-                row.text(a.type)
-                row.int(a.createdAt.milliseconds)
-                row.bool(a.pinned)
-                row.int(a.orphanedAt?.milliseconds)
-                row.json(RecordCoding.encode(a))
-                try row.run(db)
-            } else {
-                try db.cachedStatement(sql: "DELETE FROM assets WHERE assetId = ?").execute(arguments: [id])
+        for (id, asset) in c.assets where asset == nil {
+            try db.cachedStatement(sql: "DELETE FROM assets WHERE assetId = ?").execute(arguments: [id])
+        }
+        for change in c.workflows where change.new == nil {
+            guard let id = change.old?.workflowId else { continue }
+            for table in ["awaits", "runs", "nodes", "workflows"] {
+                try db.execute(sql: "DELETE FROM \(table) WHERE workflowId = ?", arguments: [id])
             }
         }
-        for change in c.workflows {
-            let id = change.new?.workflowId ?? change.old?.workflowId ?? ""
-            try writeWorkflow(change.old, change.new, change.summary, c.workflowChanges[id], statements, db)
-        }
-        if !c.effectInserts.isEmpty {
-            for e in c.effectInserts {
-                var row = try statements.row(.effectInsert, db)
-                row.int(e.seq)
-                row.text(e.id)
-                row.text(e.type)
-                row.text(e.answerKey)
-                row.bool(e.taken)
-                row.json(.object(e.body))
-                try row.run(db)
-            }
-        }
-        if !c.effectsTaken.isEmpty {
-            for seq in c.effectsTaken {
-                var row = try statements.row(.effectTaken, db)
-                row.int(seq)
-                try row.run(db)
-            }
-        }
-        if !c.effectDeletes.isEmpty {
-            for seq in c.effectDeletes {
-                var row = try statements.row(.effectDelete, db)
-                row.int(seq)
-                try row.run(db)
-            }
-        }
+        for image in images { try write(image, statements, db) }
         for (_, entry) in c.cacheEntries {
             guard let e = entry else { continue }
             try db.cachedStatement(sql: """
@@ -386,108 +491,119 @@ public final class SQLiteStore: EngineStore {
         }
     }
 
-    private static func writeWorkflow(_ old: Workflow?, _ new: Workflow?, _ summary: WorkflowSummary?,
-                                      _ known: WorkflowChanges?, _ statements: PreparedStatements,
-                                      _ db: Database) throws {
-        guard let new else {
-            guard let id = old?.workflowId else { return }
-            for table in ["awaits", "runs", "nodes", "workflows"] {
-                try db.execute(sql: "DELETE FROM \(table) WHERE workflowId = ?", arguments: [id])
-            }
-            return
-        }
-        let id = new.workflowId
-        if let s = summary {
-            var updated = false
-            if old != nil {
+    /// Writes one row image. A row the table held is updated in place, and inserted only if
+    /// that changed nothing (an UPDATE skips the INSERT attempt and its uniqueness probes); a
+    /// new row is upserted.
+    private static func write(_ image: RowImage, _ statements: PreparedStatements, _ db: Database) throws {
+        switch image {
+        case .meta(let key, let value):
+            var row = try statements.row(.meta, db)
+            row.text(key)
+            row.utf8(value)
+            try row.run(db)
+        case .asset(let a):
+            var row = try statements.row(.asset, db)
+            row.text(a.assetId)
+            row.text(a.type)
+            row.int(a.createdAt)
+            row.bool(a.pinned)
+            row.int(a.orphanedAt)
+            row.utf8(a.data)
+            try row.run(db)
+        case .workflow(let w):
+            if w.existed {
                 var row = try statements.row(.workflowUpdate, db)
-                row.text(new.title)
-                row.text(new.status.rawValue)
-                row.bool(new.archived)
-                row.int(new.updatedAt.milliseconds)
-                row.summaryColumns(s)
-                row.json(RecordCoding.encodeWorkflowData(new))
-                row.text(id)
-                updated = try row.runCountingChanges(db) > 0
+                row.text(w.title)
+                row.text(w.status)
+                row.bool(w.archived)
+                row.int(w.updatedAt)
+                row.summaryColumns(w)
+                row.utf8(w.data)
+                row.text(w.workflowId)
+                if try row.runCountingChanges(db) > 0 { return }
             }
-            if !updated {
-                var row = try statements.row(.workflow, db)
-                row.text(id)
-                row.int(new.seq)
-                row.text(new.templateId)
-                row.text(new.title)
-                row.text(new.status.rawValue)
-                row.bool(new.archived)
-                row.int(new.createdAt.milliseconds)
-                row.int(new.updatedAt.milliseconds)
-                row.summaryColumns(s)
-                row.json(RecordCoding.encodeWorkflowData(new))
-                try row.run(db)
-            }
-        }
-        // Only the records that differ; indices, not element bindings (a binding copies the record).
-        // A record at a position the committed version already held (same id) is a row that
-        // exists: UPDATE it, and upsert only if that changed nothing.
-        let changes = known ?? new.changes(since: old)
-        for i in changes.nodes {
-            let data = JSONWriter.bytes(RecordCoding.encode(new.nodes[i]))
-            if let old, i < old.nodes.count, old.nodes[i].nodeId == new.nodes[i].nodeId {
+            var row = try statements.row(.workflow, db)
+            row.text(w.workflowId)
+            row.int(w.seq)
+            row.text(w.templateId)
+            row.text(w.title)
+            row.text(w.status)
+            row.bool(w.archived)
+            row.int(w.createdAt)
+            row.int(w.updatedAt)
+            row.summaryColumns(w)
+            row.utf8(w.data)
+            try row.run(db)
+        case .node(let n):
+            if n.existed {
                 var row = try statements.row(.nodeUpdate, db)
-                row.text(new.nodes[i].state.rawValue)
-                row.utf8(data)
-                row.text(id)
-                row.text(new.nodes[i].nodeId)
-                if try row.runCountingChanges(db) > 0 { continue }
+                row.text(n.state)
+                row.utf8(n.data)
+                row.text(n.workflowId)
+                row.text(n.nodeId)
+                if try row.runCountingChanges(db) > 0 { return }
             }
             var row = try statements.row(.node, db)
-            row.text(id)
-            row.text(new.nodes[i].nodeId)
-            row.int(i)
-            row.text(new.nodes[i].state.rawValue)
-            row.utf8(data)
+            row.text(n.workflowId)
+            row.text(n.nodeId)
+            row.int(n.position)
+            row.text(n.state)
+            row.utf8(n.data)
             try row.run(db)
-        }
-        for i in changes.runs {
-            let data = RecordCoding.runBytes(new.runs[i])
-            if let old, i < old.runs.count, old.runs[i].runId == new.runs[i].runId {
-                let status = new.runs[i].status.rawValue
-                if old.runs[i].status == new.runs[i].status && old.runs[i].jobId == new.runs[i].jobId {
-                    // Only if the row's columns already hold exactly these values (a legacy
-                    // status name is rewritten below, as the upsert always did).
-                    var row = try statements.row(.runDataUpdate, db)
-                    row.utf8(data)
-                    row.text(new.runs[i].runId)
-                    row.text(status)
-                    row.text(new.runs[i].jobId)
-                    if try row.runCountingChanges(db) > 0 { continue }
-                }
+        case .run(let r):
+            if r.existed && r.columnsKept {
+                // Only if the row's columns already hold exactly these values (a legacy status
+                // name is rewritten below, as the upsert always did).
+                var row = try statements.row(.runDataUpdate, db)
+                row.utf8(r.data)
+                row.text(r.runId)
+                row.text(r.status)
+                row.text(r.jobId)
+                if try row.runCountingChanges(db) > 0 { return }
+            }
+            if r.existed {
                 var row = try statements.row(.runUpdate, db)
-                row.text(status)
-                row.text(new.runs[i].jobId)
-                row.utf8(data)
-                row.text(new.runs[i].runId)
-                if try row.runCountingChanges(db) > 0 { continue }
+                row.text(r.status)
+                row.text(r.jobId)
+                row.utf8(r.data)
+                row.text(r.runId)
+                if try row.runCountingChanges(db) > 0 { return }
             }
             var row = try statements.row(.run, db)
-            row.text(new.runs[i].runId)
-            row.text(id)
-            row.text(new.runs[i].nodeId)
-            row.int(i)
-            row.text(new.runs[i].status.rawValue)
-            row.text(new.runs[i].jobId)
-            row.utf8(data)
+            row.text(r.runId)
+            row.text(r.workflowId)
+            row.text(r.nodeId)
+            row.int(r.seq)
+            row.text(r.status)
+            row.text(r.jobId)
+            row.utf8(r.data)
             try row.run(db)
-        }
-        for i in changes.awaits {
-            let a = new.awaits[i]
+        case .await(let a):
             var row = try statements.row(.await, db)
             row.text(a.awaitId)
-            row.text(id)
+            row.text(a.workflowId)
             row.text(a.nodeId)
             row.text(a.runId)
-            row.int(i)
-            row.text(a.status.rawValue)
-            row.json(RecordCoding.encode(a))
+            row.int(a.seq)
+            row.text(a.status)
+            row.utf8(a.data)
+            try row.run(db)
+        case .effect(let e):
+            var row = try statements.row(.effectInsert, db)
+            row.int(e.seq)
+            row.text(e.effectId)
+            row.text(e.type)
+            row.text(e.answerKey)
+            row.bool(e.taken)
+            row.utf8(e.data)
+            try row.run(db)
+        case .effectTaken(let seq):
+            var row = try statements.row(.effectTaken, db)
+            row.int(seq)
+            try row.run(db)
+        case .effectDelete(let seq):
+            var row = try statements.row(.effectDelete, db)
+            row.int(seq)
             try row.run(db)
         }
     }

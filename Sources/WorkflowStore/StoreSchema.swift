@@ -120,6 +120,10 @@ enum StoreSchema {
         m.registerMigration("v2-cache-use-order") { db in
             try db.execute(sql: "ALTER TABLE cache_entries ADD COLUMN useOrder INTEGER NOT NULL DEFAULT 0")
         }
+        // Commits made only of rows, not yet folded into their tables (`JournalCoding`).
+        m.registerMigration("v3-journal") { db in
+            try db.execute(sql: "CREATE TABLE journal (seq INTEGER PRIMARY KEY, body BLOB NOT NULL)")
+        }
         return m
     }
 }

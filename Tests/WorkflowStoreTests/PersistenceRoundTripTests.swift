@@ -61,6 +61,7 @@ final class PersistenceRoundTripTests: XCTestCase {
         var cs = ChangeSet()
         cs.workflows = [(nil, w, summary(w))]
         try store.commit(cs)
+        try store.flush()  // into the tables, for the other connection below
         w.markClean()
         let db = try DatabaseQueue(path: path)
         try db.write { try $0.execute(sql: "UPDATE runs SET status = 'waiting' WHERE runId = 'run-1'") }  // legacy name
@@ -72,6 +73,7 @@ final class PersistenceRoundTripTests: XCTestCase {
         cs = ChangeSet()
         cs.workflows = [(old, w, nil)]
         try store.commit(cs)
+        try store.flush()
         w.markClean()
         var row = try XCTUnwrap(db.read { try Row.fetchOne($0, sql: "SELECT status, jobId FROM runs WHERE runId = 'run-1'") })
         XCTAssertEqual(row["status"] as String, "running", "the legacy name is rewritten, as the upsert did")
@@ -84,6 +86,7 @@ final class PersistenceRoundTripTests: XCTestCase {
         cs = ChangeSet()
         cs.workflows = [(old, w, summary(w))]
         try store.commit(cs)
+        try store.flush()
         row = try XCTUnwrap(db.read { try Row.fetchOne($0, sql: "SELECT status FROM runs WHERE runId = 'run-1'") })
         XCTAssertEqual(row["status"] as String, "succeeded")
         let state = try db.read { try String.fetchOne($0, sql: "SELECT state FROM nodes WHERE nodeId = 'a'") }
@@ -267,7 +270,7 @@ final class MigrationTests: XCTestCase {
         XCTAssertEqual(tight.thumbnailEvictions(entries).map(\.assetId), ["as-1"])
         XCTAssertEqual(entries.sorted(by: CachePolicy.leastRecentlyUsedFirst).map(\.assetId).last, "as-3")
         XCTAssertEqual(try DatabaseQueue(path: path).read { try String.fetchAll($0, sql: "SELECT identifier FROM grdb_migrations ORDER BY rowid") },
-                       ["v1", "v2-cache-use-order"])
+                       ["v1", "v2-cache-use-order", "v3-journal"])
     }
 
     func testLegacyRecordsWithMissingFieldsAndOldNamesLoad() throws {

@@ -1,0 +1,328 @@
+/// The store's journal: a commit made only of rows (the common case — a report, a scheduling
+/// pass) is one row of the `journal` table holding the images of every row it changes, instead
+/// of one statement per row. The images wait in memory (``PendingRows``, the last image of each
+/// row only) and are written to their tables together — *folded* — once enough have gathered,
+/// before anything reads the tables, before a commit the journal cannot hold, and at close, in
+/// the same transaction that empties the journal. A row changed many times between folds is
+/// written once; an effect handed out and answered between folds never reaches its table.
+///
+/// Opening a store replays what a killed process left in the journal, in order, and folds it.
+/// docs/ARCHITECTURE.md ("The store's journal") gives the reasons and the figures.
+enum JournalCoding {
+    /// The format of an entry; an entry of another version is refused, not guessed at.
+    static let version: UInt8 = 1
+
+    private enum Tag: UInt8 {
+        case meta = 1, asset, workflow, node, run, await, effect, effectTaken, effectDelete
+    }
+
+    /// One journal entry: the images of one commit, in order.
+    static func encode(_ images: [RowImage]) -> [UInt8] {
+        var w = ByteWriter()
+        w.bytes.reserveCapacity(images.count * 256)
+        w.byte(version)
+        for image in images {
+            switch image {
+            case .meta(let key, let value):
+                w.byte(Tag.meta.rawValue)
+                w.string(key)
+                w.blob(value)
+            case .asset(let a):
+                w.byte(Tag.asset.rawValue)
+                w.string(a.assetId)
+                w.string(a.type)
+                w.int(a.createdAt)
+                w.bool(a.pinned)
+                w.int(a.orphanedAt)
+                w.blob(a.data)
+            case .workflow(let r):
+                w.byte(Tag.workflow.rawValue)
+                w.string(r.workflowId)
+                w.int(r.seq)
+                w.string(r.templateId)
+                w.string(r.title)
+                w.string(r.status)
+                w.bool(r.archived)
+                w.int(r.createdAt)
+                w.int(r.updatedAt)
+                w.int(r.stepsDone)
+                w.int(r.stepsTotal)
+                w.int(r.awaitCount)
+                w.bool(r.hasBlockingAwait)
+                w.string(r.searchText)
+                w.int(r.nextDeadline)
+                w.int(r.queuedRemote)
+                w.int(r.queuedLocal)
+                w.int(r.runningRemote)
+                w.int(r.runningLocal)
+                w.int(r.inboxCount)
+                w.blob(r.data)
+                w.bool(r.existed)
+            case .node(let n):
+                w.byte(Tag.node.rawValue)
+                w.string(n.workflowId)
+                w.string(n.nodeId)
+                w.int(n.position)
+                w.string(n.state)
+                w.blob(n.data)
+                w.bool(n.existed)
+            case .run(let r):
+                w.byte(Tag.run.rawValue)
+                w.string(r.runId)
+                w.string(r.workflowId)
+                w.string(r.nodeId)
+                w.int(r.seq)
+                w.string(r.status)
+                w.string(r.jobId)
+                w.blob(r.data)
+                w.bool(r.existed)
+                w.bool(r.columnsKept)
+            case .await(let a):
+                w.byte(Tag.await.rawValue)
+                w.string(a.awaitId)
+                w.string(a.workflowId)
+                w.string(a.nodeId)
+                w.string(a.runId)
+                w.int(a.seq)
+                w.string(a.status)
+                w.blob(a.data)
+            case .effect(let e):
+                w.byte(Tag.effect.rawValue)
+                w.int(e.seq)
+                w.string(e.effectId)
+                w.string(e.type)
+                w.string(e.answerKey)
+                w.bool(e.taken)
+                w.blob(e.data)
+            case .effectTaken(let seq):
+                w.byte(Tag.effectTaken.rawValue)
+                w.int(seq)
+            case .effectDelete(let seq):
+                w.byte(Tag.effectDelete.rawValue)
+                w.int(seq)
+            }
+        }
+        return w.bytes
+    }
+
+    /// The images of an entry; throws `storeCorrupt` for bytes ``encode(_:)`` did not write.
+    static func decode(_ bytes: [UInt8]) throws -> [RowImage] {
+        var r = ByteReader(bytes)
+        let v = try r.byte()
+        guard v == version else { throw ByteReader.corrupt("journal entry version \(v), expected \(version)") }
+        var images: [RowImage] = []
+        while !r.atEnd {
+            let t = try r.byte()
+            guard let tag = Tag(rawValue: t) else { throw ByteReader.corrupt("unknown row tag \(t)") }
+            switch tag {
+            case .meta:
+                images.append(.meta(key: try r.string(), value: try r.blob()))
+            case .asset:
+                images.append(.asset(AssetRow(assetId: try r.string(), type: try r.string(), createdAt: try r.int(),
+                                              pinned: try r.bool(), orphanedAt: try r.optionalInt(), data: try r.blob())))
+            case .workflow:
+                images.append(.workflow(WorkflowRow(
+                    workflowId: try r.string(), seq: try r.int(), templateId: try r.string(), title: try r.string(),
+                    status: try r.string(), archived: try r.bool(), createdAt: try r.int(), updatedAt: try r.int(),
+                    stepsDone: try r.int(), stepsTotal: try r.int(), awaitCount: try r.int(),
+                    hasBlockingAwait: try r.bool(), searchText: try r.string(), nextDeadline: try r.optionalInt(),
+                    queuedRemote: try r.int(), queuedLocal: try r.int(), runningRemote: try r.int(),
+                    runningLocal: try r.int(), inboxCount: try r.int(), data: try r.blob(), existed: try r.bool())))
+            case .node:
+                images.append(.node(NodeRow(workflowId: try r.string(), nodeId: try r.string(), position: try r.int(),
+                                            state: try r.string(), data: try r.blob(), existed: try r.bool())))
+            case .run:
+                images.append(.run(RunRow(runId: try r.string(), workflowId: try r.string(), nodeId: try r.string(),
+                                          seq: try r.int(), status: try r.string(), jobId: try r.optionalString(),
+                                          data: try r.blob(), existed: try r.bool(), columnsKept: try r.bool())))
+            case .await:
+                images.append(.await(AwaitRow(awaitId: try r.string(), workflowId: try r.string(), nodeId: try r.string(),
+                                              runId: try r.string(), seq: try r.int(), status: try r.string(),
+                                              data: try r.blob())))
+            case .effect:
+                images.append(.effect(EffectRow(seq: try r.int(), effectId: try r.string(), type: try r.string(),
+                                                answerKey: try r.optionalString(), taken: try r.bool(), data: try r.blob())))
+            case .effectTaken:
+                images.append(.effectTaken(seq: try r.int()))
+            case .effectDelete:
+                images.append(.effectDelete(seq: try r.int()))
+            }
+        }
+        return images
+    }
+}
+
+/// Row images committed to the journal and not yet folded into their tables: the last image of
+/// each row, merged so that writing them once leaves the tables as writing every image in order
+/// would have.
+struct PendingRows {
+    private(set) var rows: [RowKey: RowImage] = [:]
+    /// Workflows some of whose rows are here: loading one of them folds first.
+    private(set) var workflowIds: Set<String> = []
+
+    var count: Int { rows.count }
+    var isEmpty: Bool { rows.isEmpty }
+
+    mutating func merge(_ image: RowImage) {
+        let key = image.key
+        switch image {
+        case .effectTaken:
+            switch rows[key] {
+            case .effect(var e)?:
+                e.taken = true
+                rows[key] = .effect(e)
+            case .effectDelete?:
+                break
+            default:
+                rows[key] = image
+            }
+        case .effectDelete:
+            // Inserted since the last fold: the table never held it, and never needs to.
+            if case .effect? = rows[key] { rows[key] = nil } else { rows[key] = image }
+        case .workflow(var w):
+            // Whether the table holds the row is as it was before the first pending image.
+            if case .workflow(let first)? = rows[key] { w.existed = first.existed }
+            rows[key] = .workflow(w)
+        case .node(var n):
+            if case .node(let first)? = rows[key] { n.existed = first.existed }
+            rows[key] = .node(n)
+        case .run(var r):
+            if case .run(let first)? = rows[key] {
+                r.existed = first.existed
+                r.columnsKept = first.columnsKept && first.status == r.status && first.jobId == r.jobId
+            }
+            rows[key] = .run(r)
+        case .meta, .asset, .await, .effect:
+            rows[key] = image
+        }
+        if let id = image.workflowId { workflowIds.insert(id) }
+    }
+
+    mutating func removeAll() {
+        rows.removeAll(keepingCapacity: true)
+        workflowIds.removeAll(keepingCapacity: true)
+    }
+}
+
+/// Appends a journal entry's fields: LEB128 lengths and zigzag integers.
+struct ByteWriter {
+    var bytes: [UInt8] = []
+
+    mutating func byte(_ b: UInt8) { bytes.append(b) }
+
+    mutating func bool(_ b: Bool) { bytes.append(b ? 1 : 0) }
+
+    mutating func varint(_ value: UInt64) {
+        var v = value
+        while v >= 0x80 {
+            bytes.append(UInt8(truncatingIfNeeded: v) | 0x80)
+            v >>= 7
+        }
+        bytes.append(UInt8(v))
+    }
+
+    mutating func int(_ v: Int64) { varint(UInt64(bitPattern: (v << 1) ^ (v >> 63))) }
+
+    mutating func int(_ v: Int64?) {
+        if let v {
+            bytes.append(1)
+            int(v)
+        } else {
+            bytes.append(0)
+        }
+    }
+
+    mutating func blob(_ b: [UInt8]) {
+        varint(UInt64(b.count))
+        bytes.append(contentsOf: b)
+    }
+
+    mutating func string(_ s: String) {
+        var copy = s
+        copy.withUTF8 { utf8 in
+            varint(UInt64(utf8.count))
+            bytes.append(contentsOf: utf8)
+        }
+    }
+
+    /// Absent is length 0; present is its length plus one.
+    mutating func string(_ s: String?) {
+        guard var copy = s else { return varint(0) }
+        copy.withUTF8 { utf8 in
+            varint(UInt64(utf8.count) + 1)
+            bytes.append(contentsOf: utf8)
+        }
+    }
+}
+
+/// Reads what ``ByteWriter`` wrote; every read is bounds-checked.
+struct ByteReader {
+    private let bytes: [UInt8]
+    private var at = 0
+
+    init(_ bytes: [UInt8]) { self.bytes = bytes }
+
+    var atEnd: Bool { at == bytes.count }
+
+    static func corrupt(_ what: String) -> StoreError {
+        StoreError(code: "storeCorrupt", message: "the store's journal is damaged: \(what)")
+    }
+
+    mutating func byte() throws -> UInt8 {
+        guard at < bytes.count else { throw Self.corrupt("an entry ends early") }
+        defer { at += 1 }
+        return bytes[at]
+    }
+
+    mutating func bool() throws -> Bool {
+        switch try byte() {
+        case 0: return false
+        case 1: return true
+        case let b: throw Self.corrupt("\(b) is not a boolean")
+        }
+    }
+
+    mutating func varint() throws -> UInt64 {
+        var value: UInt64 = 0
+        var shift: UInt64 = 0
+        while true {
+            let b = try byte()
+            guard shift < 64 else { throw Self.corrupt("a number is too long") }
+            value |= UInt64(b & 0x7f) << shift
+            if b < 0x80 { return value }
+            shift += 7
+        }
+    }
+
+    mutating func int() throws -> Int64 {
+        let z = try varint()
+        return Int64(bitPattern: (z >> 1) ^ (0 &- (z & 1)))
+    }
+
+    mutating func optionalInt() throws -> Int64? { try bool() ? try int() : nil }
+
+    private mutating func length(_ n: UInt64) throws -> Int {
+        guard n <= UInt64(bytes.count - at) else { throw Self.corrupt("a field runs past the end of its entry") }
+        return Int(n)
+    }
+
+    mutating func blob() throws -> [UInt8] {
+        let n = try length(try varint())
+        defer { at += n }
+        return Array(bytes[at..<at + n])
+    }
+
+    mutating func string() throws -> String {
+        let n = try length(try varint())
+        defer { at += n }
+        return String(decoding: bytes[at..<at + n], as: UTF8.self)
+    }
+
+    mutating func optionalString() throws -> String? {
+        let n = try varint()
+        guard n > 0 else { return nil }
+        let count = try length(n - 1)
+        defer { at += count }
+        return String(decoding: bytes[at..<at + count], as: UTF8.self)
+    }
+}
