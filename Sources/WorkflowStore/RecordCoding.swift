@@ -204,6 +204,15 @@ enum RecordCoding {
         ["autoRun": .bool(w.autoRun), "pollingPaused": .bool(w.pollingPaused)]
     }
 
+    /// ``encodeWorkflowData(_:)`` as bytes: two booleans, so four texts, written once.
+    static func workflowDataBytes(_ w: Workflow) -> [UInt8] {
+        workflowDataTexts[(w.autoRun ? 2 : 0) + (w.pollingPaused ? 1 : 0)]
+    }
+
+    private static let workflowDataTexts: [[UInt8]] = (0..<4).map { i in
+        JSONWriter.bytes(["autoRun": .bool(i & 2 != 0), "pollingPaused": .bool(i & 1 != 0)])
+    }
+
     // MARK: Assets
 
     static func encode(_ a: Asset) -> JSON {

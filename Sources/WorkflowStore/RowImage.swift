@@ -120,7 +120,7 @@ struct WorkflowRow: Equatable {
         runningRemote = Int64(s.runningRemote)
         runningLocal = Int64(s.runningLocal)
         inboxCount = Int64(s.inboxCount)
-        data = JSONWriter.bytes(RecordCoding.encodeWorkflowData(w))
+        data = RecordCoding.workflowDataBytes(w)
         self.existed = existed
     }
 

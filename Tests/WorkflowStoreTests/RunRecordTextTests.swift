@@ -46,4 +46,17 @@ final class RunRecordTextTests: XCTestCase {
             XCTAssertEqual(RecordCoding.runBytes(r), JSONWriter.bytes(RecordCoding.encode(r)), "run \(i)")
         }
     }
+
+    /// The workflow row's data, written from four texts made once, is its JSON encoding.
+    func testWorkflowDataBytesMatchTheJSONEncoding() {
+        for autoRun in [false, true] {
+            for paused in [false, true] {
+                var w = Workflow(workflowId: "wf-1", seq: 1, templateId: "tpl-1", title: "t",
+                                 createdAt: Timestamp(milliseconds: 0), nodes: [])
+                w.autoRun = autoRun
+                w.pollingPaused = paused
+                XCTAssertEqual(RecordCoding.workflowDataBytes(w), JSONWriter.bytes(RecordCoding.encodeWorkflowData(w)))
+            }
+        }
+    }
 }
