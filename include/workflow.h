@@ -162,7 +162,9 @@ typedef struct wf_error {
  *         cannot be opened or migrated.
  *
  * A store file written by a newer library is refused with WF_ESTORE
- * ("storeTooNew"); an older one is migrated in place.
+ * ("storeTooNew"); an older one is migrated in place. Commits a killed
+ * process left in the store's journal are written to their tables before
+ * this returns; a damaged journal is WF_ESTORE ("storeCorrupt").
  */
 int wf_engine_open(wf_engine **out, const json_t *config);
 
