@@ -96,10 +96,14 @@ struct WorkflowRow: Equatable {
     var runningLocal: Int64
     var inboxCount: Int64
     var data: [UInt8]
-    /// Whether the table held the row before (a hint: an update is tried first; never wrong to
-    /// be false or true, only slower).
+    /// Whether the table held the row before: an update is tried first (an insert follows if
+    /// it changed nothing), and only such a row may wait in the journal (`isJournalable`).
     var existed: Bool
+}
 
+extension WorkflowRow {
+    /// The row of a workflow with its summary (an extension, so that the memberwise
+    /// initializer stays for the journal's decoder).
     init(_ w: Workflow, _ s: WorkflowSummary, existed: Bool) {
         workflowId = w.workflowId
         seq = w.seq
@@ -121,33 +125,6 @@ struct WorkflowRow: Equatable {
         runningLocal = Int64(s.runningLocal)
         inboxCount = Int64(s.inboxCount)
         data = RecordCoding.workflowDataBytes(w)
-        self.existed = existed
-    }
-
-    init(workflowId: String, seq: Int64, templateId: String, title: String, status: String, archived: Bool,
-         createdAt: Int64, updatedAt: Int64, stepsDone: Int64, stepsTotal: Int64, awaitCount: Int64,
-         hasBlockingAwait: Bool, searchText: String, nextDeadline: Int64?, queuedRemote: Int64, queuedLocal: Int64,
-         runningRemote: Int64, runningLocal: Int64, inboxCount: Int64, data: [UInt8], existed: Bool) {
-        self.workflowId = workflowId
-        self.seq = seq
-        self.templateId = templateId
-        self.title = title
-        self.status = status
-        self.archived = archived
-        self.createdAt = createdAt
-        self.updatedAt = updatedAt
-        self.stepsDone = stepsDone
-        self.stepsTotal = stepsTotal
-        self.awaitCount = awaitCount
-        self.hasBlockingAwait = hasBlockingAwait
-        self.searchText = searchText
-        self.nextDeadline = nextDeadline
-        self.queuedRemote = queuedRemote
-        self.queuedLocal = queuedLocal
-        self.runningRemote = runningRemote
-        self.runningLocal = runningLocal
-        self.inboxCount = inboxCount
-        self.data = data
         self.existed = existed
     }
 }
