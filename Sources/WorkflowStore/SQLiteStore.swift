@@ -30,12 +30,15 @@ public final class SQLiteStore: EngineStore {
     private let statements = PreparedStatements()
     /// Row images in the journal, not yet in their tables (``JournalCoding``).
     private var pending = PendingRows()
-    /// How many pending row images make the next commit fold them (0: never journal).
+    /// Rows of the journal table since the last fold (one per journaled commit).
+    private var journalEntries = 0
+    /// How many pending rows, or journaled commits, make the next commit fold them (0: never
+    /// journal). Bounding the commits too keeps a row rewritten again and again (a job's
+    /// progress) from growing the journal, and the replay after a kill, without end.
     public let journalLimit: Int
 
-    /// The default ``journalLimit``: 4,096 rows (about 450 node completions), folded in a few
-    /// milliseconds (docs/BENCHMARKS.md).
-    public static let defaultJournalLimit = 4_096
+    /// The default ``journalLimit``: 1,024 (a fold takes about 3 ms of CPU; docs/BENCHMARKS.md).
+    public static let defaultJournalLimit = 1_024
 
     /// The most rows a commit may write to go to the journal. A larger commit (a batch) already
     /// spreads a transaction's fixed costs over many rows: journaling it would only add the
@@ -296,7 +299,9 @@ public final class SQLiteStore: EngineStore {
         // Only rows, and room for them: one journal row. Otherwise what the journal holds is
         // folded first and the change is written to its tables, in the same transaction.
         let journaled = changes.isOnlyRows && images.count <= Self.journaledCommitRows
-            && pending.count + images.count <= journalLimit && images.allSatisfy(\.isJournalable)
+            && pending.count + images.count <= journalLimit && journalEntries < journalLimit
+            && images.allSatisfy(\.isJournalable)
+        if journaled && images.isEmpty { return }  // only workflows whose rows already say it all
         let body = journaled ? JournalCoding.encode(images) : []
         try transaction { db, statements in
             if journaled {
@@ -310,8 +315,9 @@ public final class SQLiteStore: EngineStore {
         } committed: {
             if journaled {
                 for image in images { self.pending.merge(image) }
+                self.journalEntries += 1
             } else {
-                self.pending.removeAll()
+                self.forgetFolded()
             }
         }
     }
@@ -320,7 +326,13 @@ public final class SQLiteStore: EngineStore {
     /// database file see every commit after this; the engine's own reads never need it.
     public func flush() throws {
         guard !pending.isEmpty else { return }
-        try transaction { db, statements in try self.foldPending(db, statements) } committed: { self.pending.removeAll() }
+        try transaction { db, statements in try self.foldPending(db, statements) } committed: { self.forgetFolded() }
+    }
+
+    /// The journal was folded and emptied.
+    private func forgetFolded() {
+        pending.removeAll()
+        journalEntries = 0
     }
 
     /// Runs `body` in one write transaction (prepared BEGIN and COMMIT: GRDB's `inTransaction`

@@ -16,6 +16,8 @@ let benchmarks: [(name: String, onlyByName: Bool, run: () -> Void)] = [
     ("store", false, {
         StoreBench.run(memory: true)
         StoreBench.run(memory: false)
+        StoreBench.run(memory: true, effects: false)
+        StoreBench.run(memory: false, effects: false)
     }),
 ]
 

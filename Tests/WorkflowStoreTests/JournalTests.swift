@@ -153,6 +153,30 @@ final class JournalTests: XCTestCase {
         reopened.close()
     }
 
+    /// A row rewritten by every commit (a job's progress) stays one pending row: the journal
+    /// still folds after `journalLimit` commits, so it never grows without end.
+    func testARowRewrittenByEveryCommitStillFoldsAtTheLimit() throws {
+        let path = tempPath()
+        defer { removeStore(path) }
+        let store = try SQLiteStore(path: path, journalLimit: 10)
+        var w = try driveOneWorkflow(store, 1)
+        for i in 1...50 {
+            let old = w
+            w.runs[0].progress = Double(i) / 100
+            var cs = ChangeSet()
+            cs.workflows = [(old, w, nil)]
+            try store.commit(cs)
+            w.markClean()
+            XCTAssertLessThanOrEqual(try count(path, "journal"), 10)
+        }
+        let killed = copyAsKilled(path)
+        defer { removeStore(killed) }
+        store.close()
+        let reopened = try SQLiteStore(path: killed)
+        XCTAssertEqual(try reopened.loadWorkflow("wf-1")?.runs[0].progress, 0.5)
+        reopened.close()
+    }
+
     /// A commit the journal cannot hold (a template here) folds the journal first; when it
     /// fails, nothing of it is written and the journal still holds what it held.
     func testAFailedCommitLeavesTheJournalAsItWas() throws {
