@@ -1,10 +1,10 @@
-/// The store's journal: a commit made only of rows (the common case — a report, a scheduling
-/// pass) is one row of the `journal` table holding the images of every row it changes, instead
-/// of one statement per row. The images wait in memory (``PendingRows``, the last image of each
-/// row only) and are written to their tables together — *folded* — once enough have gathered,
-/// before anything reads the tables, before a commit the journal cannot hold, and at close, in
-/// the same transaction that empties the journal. A row changed many times between folds is
-/// written once; an effect handed out and answered between folds never reaches its table.
+/// The store's journal: a small commit made only of rows that cannot conflict (the common case
+/// of a call: a report, a completion) is one row of the `journal` table holding the images of
+/// every row it changes, instead of one statement per row (``RowImage/isJournalable``). The
+/// images wait in memory (``PendingRows``, the last image of each row only) and are written to
+/// their tables together — *folded* — once enough have gathered, before a read that could miss
+/// them, before a commit the journal does not take, and at close, in the same transaction that
+/// empties the journal. A row changed many times between folds is written once.
 ///
 /// Opening a store replays what a killed process left in the journal, in order, and folds it.
 /// docs/ARCHITECTURE.md ("The store's journal") gives the reasons and the figures.
