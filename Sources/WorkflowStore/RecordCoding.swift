@@ -42,11 +42,7 @@ enum RecordCoding {
     static func encode(_ n: NodeInstance) -> JSON {
         var o = JSONObject(minimumCapacity: 12)
         o.append(uniqueKey: "state", .string(n.state.rawValue))
-        if let r = n.blockedReason {
-            var b: JSONObject = ["code": .string(r.code), "message": .string(r.message)]
-            if !r.details.isEmpty { b["details"] = .object(r.details) }
-            o.append(uniqueKey: "blockedReason", .object(b))
-        }
+        if let r = n.blockedReason { o.append(uniqueKey: "blockedReason", blockedReason(r)) }
         if !n.params.isEmpty { o.append(uniqueKey: "params", .object(n.params)) }
         if !n.bindings.isEmpty { o.append(uniqueKey: "bindings", portMap(n.bindings)) }
         if !n.inputSelections.isEmpty { o.append(uniqueKey: "inputSelections", portMap(n.inputSelections)) }
@@ -56,6 +52,12 @@ enum RecordCoding {
         o.append(uniqueKey: "attempts", JSON(n.attempts))
         o.append(uniqueKey: "updatedAt", ms(n.updatedAt))
         return .object(o)
+    }
+
+    static func blockedReason(_ r: BlockedReason) -> JSON {
+        var b: JSONObject = ["code": .string(r.code), "message": .string(r.message)]
+        if !r.details.isEmpty { b["details"] = .object(r.details) }
+        return .object(b)
     }
 
     static func decodeNode(nodeId: String, _ j: JSON) -> NodeInstance {

@@ -418,7 +418,7 @@ public final class SQLiteStore: EngineStore {
                 let n = new.nodes[i]
                 let existed = i < oldNodeCount && old?.nodes[i].nodeId == n.nodeId
                 images.append(.node(NodeRow(workflowId: id, nodeId: n.nodeId, position: Int64(i), state: n.state.rawValue,
-                                            data: JSONWriter.bytes(RecordCoding.encode(n)), existed: existed)))
+                                            data: RecordCoding.nodeBytes(n), existed: existed)))
             }
             for i in changes.runs {
                 let r = new.runs[i]

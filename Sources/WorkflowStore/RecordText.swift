@@ -48,6 +48,28 @@ extension RecordCoding {
     }
 }
 
+extension RecordCoding {
+    /// A node's `data` text, written straight into bytes: exactly
+    /// `JSONWriter.bytes(RecordCoding.encode(node))`, as ``runBytes(_:)`` is for runs. A
+    /// completion writes three or four of these. Debug builds check it against the JSON path.
+    static func nodeBytes(_ n: NodeInstance) -> [UInt8] {
+        var w = RecordText()
+        w.key("state"); w.string(n.state.rawValue)
+        if let r = n.blockedReason { w.key("blockedReason"); w.json(blockedReason(r)) }
+        if !n.params.isEmpty { w.key("params"); w.json(.object(n.params)) }
+        if !n.bindings.isEmpty { w.key("bindings"); w.portMap(n.bindings) }
+        if !n.inputSelections.isEmpty { w.key("inputSelections"); w.portMap(n.inputSelections) }
+        if !n.outputs.isEmpty { w.key("outputs"); w.portMap(n.outputs) }
+        if let r = n.currentRunId { w.key("currentRunId"); w.string(r) }
+        if let e = n.lastError { w.key("lastError"); w.json(error(e)) }
+        w.key("attempts"); w.int(n.attempts)
+        w.key("updatedAt"); w.int(n.updatedAt.milliseconds)
+        let bytes = w.finish()
+        assert(bytes == JSONWriter.bytes(encode(n)), "RecordCoding.nodeBytes differs from the JSON encoding")
+        return bytes
+    }
+}
+
 /// Compact JSON object text, member by member, written as ``JSONWriter`` writes it.
 struct RecordText {
     private var out: [UInt8] = []

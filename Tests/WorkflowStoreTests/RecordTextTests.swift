@@ -2,8 +2,8 @@ import WorkflowCore
 @testable import WorkflowStore
 import XCTest
 
-/// The run record written directly is byte for byte the JSON encoding the store always wrote.
-final class RunRecordTextTests: XCTestCase {
+/// The records written directly are byte for byte the JSON encoding the store always wrote.
+final class RecordTextTests: XCTestCase {
     func testRunBytesMatchTheJSONEncoding() {
         var rng = SplitMix64(seed: 5)
         let strings = ["", "plain", "q\"uote", "back\\slash", "line\nbreak\r\ttab", "ctl\u{01}\u{1F}\u{08}\u{0C}",
@@ -44,6 +44,38 @@ final class RunRecordTextTests: XCTestCase {
                                     details: maybe() ? [:] : ["httpStatus": 503, "why": .string(pick())])
             }
             XCTAssertEqual(RecordCoding.runBytes(r), JSONWriter.bytes(RecordCoding.encode(r)), "run \(i)")
+        }
+    }
+
+    func testNodeBytesMatchTheJSONEncoding() {
+        var rng = SplitMix64(seed: 6)
+        let strings = ["", "plain", "q\"uote", "back\\slash", "line\nbreak", "ctl\u{01}\u{1F}", "ünïcödé ✓", "emoji 🎉"]
+        func pick() -> String { strings[Int(rng.next() % UInt64(strings.count))] }
+        func maybe() -> Bool { rng.next() % 2 == 0 }
+        func ports() -> [String: String] {
+            let n = Int(rng.next() % 4)
+            var m: [String: String] = [:]
+            for k in 0..<n { m["\(pick())\(k)"] = "as-\(pick())" }
+            return m
+        }
+        for i in 0..<500 {
+            var n = NodeInstance(nodeId: "n\(i)", state: NodeState.allCases[i % NodeState.allCases.count],
+                                 updatedAt: Timestamp(milliseconds: Int64(i) * 997 - 300))
+            if maybe() {
+                n.blockedReason = BlockedReason(code: pick(), message: pick(),
+                                                details: maybe() ? [:] : ["ports": [.string(pick()), "b"], "n": 2])
+            }
+            if maybe() { n.params = [pick(): .string(pick()), "k": 3, "nested": ["a": [1, true, .null]], "d": 0.25] }
+            n.bindings = ports()
+            n.inputSelections = ports()
+            n.outputs = ports()
+            if maybe() { n.currentRunId = "run-\(pick())" }
+            if maybe() {
+                n.lastError = NodeError(code: pick(), message: pick(), hint: maybe() ? pick() : nil,
+                                        details: maybe() ? [:] : ["httpStatus": 503])
+            }
+            n.attempts = Int(rng.next() % 4)
+            XCTAssertEqual(RecordCoding.nodeBytes(n), JSONWriter.bytes(RecordCoding.encode(n)), "node \(i)")
         }
     }
 
