@@ -70,6 +70,30 @@ extension RecordCoding {
     }
 }
 
+extension RecordCoding {
+    /// An asset's `data` text, written straight into bytes: exactly
+    /// `JSONWriter.bytes(RecordCoding.encode(asset))`. Every output of a completion writes one.
+    static func assetBytes(_ a: Asset) -> [UInt8] {
+        var w = RecordText()
+        w.key("uri"); w.string(a.uri)
+        if let b = a.bytes { w.key("bytes"); w.int(b) }
+        if let h = a.hash { w.key("hash"); w.string(h) }
+        w.key("meta"); w.json(.object(a.meta))
+        if let p = a.provenance {
+            w.key("provenance")
+            var inner = RecordText()
+            inner.key("workflowId"); inner.string(p.workflowId)
+            inner.key("nodeId"); inner.string(p.nodeId)
+            inner.key("runId"); inner.string(p.runId)
+            inner.key("port"); inner.string(p.port)
+            w.append(inner.finish())
+        }
+        let bytes = w.finish()
+        assert(bytes == JSONWriter.bytes(encode(a)), "RecordCoding.assetBytes differs from the JSON encoding")
+        return bytes
+    }
+}
+
 /// Compact JSON object text, member by member, written as ``JSONWriter`` writes it.
 struct RecordText {
     private var out: [UInt8] = []
@@ -125,6 +149,9 @@ struct RecordText {
         }
         out.append(0x7D)
     }
+
+    /// Text written by another ``RecordText`` (a nested object).
+    mutating func append(_ bytes: [UInt8]) { out.append(contentsOf: bytes) }
 
     /// Any other value, through the writer itself.
     mutating func json(_ v: JSON) { JSONWriter.write(v, into: &out) }

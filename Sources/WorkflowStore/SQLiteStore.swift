@@ -400,7 +400,7 @@ public final class SQLiteStore: EngineStore {
         for (id, asset) in c.assets {
             guard let a = asset else { continue }
             images.append(.asset(AssetRow(assetId: id, type: a.type, createdAt: a.createdAt.milliseconds, pinned: a.pinned,
-                                          orphanedAt: a.orphanedAt?.milliseconds, data: JSONWriter.bytes(RecordCoding.encode(a)))))
+                                          orphanedAt: a.orphanedAt?.milliseconds, data: RecordCoding.assetBytes(a))))
         }
         for change in c.workflows {
             guard let new = change.new else { continue }

@@ -79,6 +79,21 @@ final class RecordTextTests: XCTestCase {
         }
     }
 
+    func testAssetBytesMatchTheJSONEncoding() {
+        var rng = SplitMix64(seed: 7)
+        let strings = ["", "plain", "q\"uote", "mem://a/b", "line\nbreak", "ünïcödé ✓", "emoji 🎉"]
+        func pick() -> String { strings[Int(rng.next() % UInt64(strings.count))] }
+        func maybe() -> Bool { rng.next() % 2 == 0 }
+        for i in 0..<300 {
+            var a = Asset(assetId: "as-\(i)", type: "TextRef", uri: pick(), createdAt: Timestamp(milliseconds: Int64(i)))
+            if maybe() { a.bytes = Int64(rng.next() % 1_000_000) }
+            if maybe() { a.hash = "sha256:\(pick())" }
+            if maybe() { a.meta = [pick(): .string(pick()), "width": 512, "nested": ["x": [1, .null, false]]] }
+            if maybe() { a.provenance = Provenance(workflowId: "wf-\(pick())", nodeId: pick(), runId: "run-\(i)", port: pick()) }
+            XCTAssertEqual(RecordCoding.assetBytes(a), JSONWriter.bytes(RecordCoding.encode(a)), "asset \(i)")
+        }
+    }
+
     /// The workflow row's data, written from four texts made once, is its JSON encoding.
     func testWorkflowDataBytesMatchTheJSONEncoding() {
         for autoRun in [false, true] {
