@@ -325,7 +325,7 @@ public final class SQLiteStore: EngineStore {
     /// Writes what the journal holds to the tables and empties it. Other connections reading the
     /// database file see every commit after this; the engine's own reads never need it.
     public func flush() throws {
-        guard !pending.isEmpty else { return }
+        guard !pending.isEmpty || journalEntries > 0 else { return }
         try transaction { db, statements in try self.foldPending(db, statements) } committed: { self.forgetFolded() }
     }
 
@@ -360,7 +360,8 @@ public final class SQLiteStore: EngineStore {
     /// Writes the pending images to their tables and empties the journal (the caller's
     /// transaction; the caller forgets the images once it commits).
     private func foldPending(_ db: Database, _ statements: PreparedStatements) throws {
-        guard !pending.isEmpty else { return }
+        // Entries whose images all cancelled out are emptied too.
+        guard !pending.isEmpty || journalEntries > 0 else { return }
         for image in pending.rows.values { try Self.write(image, statements, db) }
         try statements.row(.journalClear, db).run(db)
     }
@@ -382,11 +383,8 @@ public final class SQLiteStore: EngineStore {
             for image in try JournalCoding.decode(body) { replayed.merge(image) }
         }
         pending = replayed
-        if pending.isEmpty {
-            try db().write { db in try db.execute(sql: "DELETE FROM journal") }  // images that cancelled out
-        } else {
-            try flush()
-        }
+        journalEntries = bodies.count
+        try flush()
     }
 
     static func text(_ json: JSON) -> String { JSONWriter.string(json) }

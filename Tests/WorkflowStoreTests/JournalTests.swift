@@ -223,6 +223,27 @@ final class JournalTests: XCTestCase {
         XCTAssertEqual(try count(killed, "runs"), 0)
     }
 
+    /// Entries whose images cancel out (an effect inserted, then deleted) leave nothing pending,
+    /// and the replay still empties the journal.
+    func testEntriesThatCancelOutAreEmptiedOnReplay() throws {
+        let path = tempPath()
+        defer { removeStore(path) }
+        try SQLiteStore(path: path).close()
+        let e = EffectRow(seq: 9, effectId: "e-9", type: "remote.submit", answerKey: "k", taken: false, data: Array("{}".utf8))
+        let q = try DatabaseQueue(path: path)
+        try q.write { db in
+            try db.execute(sql: "INSERT INTO journal (body) VALUES (?)", arguments: [Data(JournalCoding.encode([.effect(e)]))])
+            try db.execute(sql: "INSERT INTO journal (body) VALUES (?)",
+                           arguments: [Data(JournalCoding.encode([.effectTaken(seq: 9), .effectDelete(seq: 9)]))])
+        }
+        try q.close()
+        let store = try SQLiteStore(path: path)
+        XCTAssertEqual(try count(path, "journal"), 0)
+        XCTAssertEqual(try count(path, "effects"), 0)
+        XCTAssertTrue(try store.loadSnapshot().effects.isEmpty)
+        store.close()
+    }
+
     /// Every kind of row image reads back as it was written.
     func testEveryRowImageRoundTripsThroughAnEntry() throws {
         var w = workflow(7)
