@@ -1,6 +1,5 @@
 import GRDB
 import GRDBSQLite
-import WorkflowCore
 
 /// Binds and runs one of GRDB's cached statements through the SQLite C API.
 ///
@@ -52,9 +51,6 @@ struct FastRow {
             sqlite3_bind_blob(handle, index, arena.copy(b), Int32(b.count), nil)  // SQLITE_STATIC
         }
     }
-
-    /// Binds `value` as compact JSON text.
-    mutating func json(_ value: JSON) { utf8(JSONWriter.bytes(value)) }
 
     mutating func text(_ s: String?) {
         if let s { text(s) } else { null() }

@@ -202,8 +202,10 @@ enum RecordCoding {
 
     // MARK: Workflows
 
-    static func encodeWorkflowData(_ w: Workflow) -> JSON {
-        ["autoRun": .bool(w.autoRun), "pollingPaused": .bool(w.pollingPaused)]
+    static func encodeWorkflowData(_ w: Workflow) -> JSON { workflowData(autoRun: w.autoRun, pollingPaused: w.pollingPaused) }
+
+    private static func workflowData(autoRun: Bool, pollingPaused: Bool) -> JSON {
+        ["autoRun": .bool(autoRun), "pollingPaused": .bool(pollingPaused)]
     }
 
     /// ``encodeWorkflowData(_:)`` as bytes: two booleans, so four texts, written once.
@@ -212,7 +214,7 @@ enum RecordCoding {
     }
 
     private static let workflowDataTexts: [[UInt8]] = (0..<4).map { i in
-        JSONWriter.bytes(["autoRun": .bool(i & 2 != 0), "pollingPaused": .bool(i & 1 != 0)])
+        JSONWriter.bytes(workflowData(autoRun: i & 2 != 0, pollingPaused: i & 1 != 0))
     }
 
     // MARK: Assets
