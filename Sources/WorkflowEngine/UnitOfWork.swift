@@ -329,10 +329,16 @@ final class UnitOfWork {
     }
 
     /// Logged after the call commits (a rolled-back call logs nothing). Log lines name assets by
-    /// id only; callers must never pass media, file contents or personal data.
+    /// id only; callers must never pass media, file contents or personal data. A line below the
+    /// configured level is dropped here, before it is kept.
     func log(_ level: Logger.Level, _ message: Logger.Message, _ metadata: Logger.Metadata = [:]) {
+        guard wouldLog(level) else { return }
         logs.append((level, message, metadata))
     }
+
+    /// Whether a line at `level` would be logged (the configured level or above): callers skip
+    /// building lines nobody reads.
+    func wouldLog(_ level: Logger.Level) -> Bool { level >= config.logLevel }
 
     // MARK: Commit
 

@@ -31,9 +31,10 @@ public protocol RulesContext: AnyObject {
     func settle(answerKey: String)
     func metric(_ name: String, _ fields: JSONObject)
     /// A log line for operators: ids and codes only, never media, file contents or personal data.
-    func note(_ message: String, _ fields: [String: String])
+    /// The fields are built only if the line would be logged (they are evaluated lazily).
+    func note(_ message: @autoclosure () -> String, _ fields: @autoclosure () -> [String: String])
     /// A warning log line, same rules as ``note(_:_:)``.
-    func warn(_ message: String, _ fields: [String: String])
+    func warn(_ message: @autoclosure () -> String, _ fields: @autoclosure () -> [String: String])
     /// Whether workflow `workflowId` was reconciled in full (``Executor/reconcile(_:)``) since
     /// anything outside it that gating reads last changed (tools, the network), in this process.
     /// Only then may a completion re-gate just the nodes that can see it.

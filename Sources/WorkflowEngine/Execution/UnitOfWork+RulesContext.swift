@@ -4,12 +4,14 @@ import WorkflowCore
 /// The unit of work is the rules' world: their time, lookups, ids, assets, effects and logs all
 /// land in the call's staged changes.
 extension UnitOfWork: RulesContext {
-    func note(_ message: String, _ fields: [String: String]) {
-        log(.debug, "\(message)", fields.mapValues { .string($0) })
+    func note(_ message: @autoclosure () -> String, _ fields: @autoclosure () -> [String: String]) {
+        guard wouldLog(.debug) else { return }
+        log(.debug, "\(message())", fields().mapValues { .string($0) })
     }
 
-    func warn(_ message: String, _ fields: [String: String]) {
-        log(.warning, "\(message)", fields.mapValues { .string($0) })
+    func warn(_ message: @autoclosure () -> String, _ fields: @autoclosure () -> [String: String]) {
+        guard wouldLog(.warning) else { return }
+        log(.warning, "\(message())", fields().mapValues { .string($0) })
     }
 
     /// The rules for a workflow's template.
