@@ -71,10 +71,10 @@ public struct Executor {
     /// nodes of a workflow running all ready steps.
     public func reconcile(_ wf: inout Workflow) throws(EngineError) {
         // Taints are settled in graph order too: a node's producers are final before it is gated.
-        var taints = [Taint?](repeating: nil, count: wf.nodes.count)
+        var taints = TaintMap()
         for n in graph.order {
             try reconcileNode(&wf, n, taints: taints)
-            taints[n] = taint(wf, n, given: taints)
+            taints.set(n, taint(wf, n, given: taints), count: wf.nodes.count)
         }
         refreshStatus(&wf)
         ctx.markReconciled(wf.workflowId)
@@ -97,23 +97,25 @@ public struct Executor {
             try reconcile(&wf)
             return
         }
-        let old = taints(wf)
+        let old = taintMap(wf)
         try change(&wf)
-        var taints = [Taint?](repeating: nil, count: wf.nodes.count)
+        var taints = TaintMap()
         var moved = [Bool](repeating: false, count: wf.nodes.count)
         moved[n] = true
         for m in graph.order {
             if moved[m] || graph.predecessors[m].contains(where: { moved[$0] }) {
-                // What consumers read of a node, compared before and after (not the whole record).
-                let before = (wf.nodes[m].state, wf.nodes[m].blockedReason, wf.nodes[m].outputs, wf.nodes[m].currentRunId)
+                // What gating a consumer reads of its producer, compared before and after: its
+                // state, outputs and error code (its taint is compared below). Not its blocked
+                // message: a consumer waiting on it waits the same way whatever the message says.
+                let before = (wf.nodes[m].state, wf.nodes[m].outputs, wf.nodes[m].lastError?.code)
                 try reconcileNode(&wf, m, taints: taints)
-                if wf.nodes[m].state != before.0 || wf.nodes[m].blockedReason != before.1 || wf.nodes[m].outputs != before.2
-                    || wf.nodes[m].currentRunId != before.3
+                if wf.nodes[m].state != before.0 || wf.nodes[m].outputs != before.1
+                    || wf.nodes[m].lastError?.code != before.2
                 {
                     moved[m] = true
                 }
             }
-            taints[m] = taint(wf, m, given: taints)
+            taints.set(m, taint(wf, m, given: taints), count: wf.nodes.count)
             if taints[m] != old[m] { moved[m] = true }
         }
         refreshStatus(&wf)
@@ -127,7 +129,7 @@ public struct Executor {
     }
 
     /// One node's step of the reconcile, its producers' taints known.
-    private func reconcileNode(_ wf: inout Workflow, _ n: Int, taints: [Taint?]) throws(EngineError) {
+    private func reconcileNode(_ wf: inout Workflow, _ n: Int, taints: TaintMap) throws(EngineError) {
         let state = wf.nodes[n].state
         if state.isInFlight || state == .cancelled || state == .skipped { return }
         let r = wf.nodes[n].currentRunId.flatMap { wf.runIndex($0) }

@@ -19,18 +19,53 @@ public enum Taint: Equatable, Sendable {
     case failed(origin: String, what: String)
 }
 
+/// Each node's taint, held without an array while no node has one: the usual workflow has
+/// nothing stale or failed upstream, and its reconciles then allocate and compare no taints.
+struct TaintMap {
+    private(set) var values: [Taint?]?
+
+    init(_ values: [Taint?]? = nil) { self.values = values }
+
+    subscript(n: Int) -> Taint? { values?[n] ?? nil }
+
+    /// Sets node `n`'s taint in a workflow of `count` nodes.
+    mutating func set(_ n: Int, _ taint: Taint?, count: Int) {
+        if values == nil {
+            guard taint != nil else { return }
+            values = [Taint?](repeating: nil, count: count)
+        }
+        values![n] = taint
+    }
+}
+
 extension Executor {
     /// Each node's taint, computed in graph order from the nodes' states.
     public func taints(_ wf: Workflow) -> [Taint?] {
-        var taints = [Taint?](repeating: nil, count: wf.nodes.count)
-        for n in graph.order { taints[n] = taint(wf, n, given: taints) }
-        return taints
+        taintMap(wf).values ?? [Taint?](repeating: nil, count: wf.nodes.count)
+    }
+
+    /// ``taints(_:)`` as a map: without an array when no node is the origin of a taint (blocked
+    /// because an input changed, with a stale upstream, or because an upstream failed), since
+    /// every taint starts at such a node.
+    func taintMap(_ wf: Workflow) -> TaintMap {
+        var map = TaintMap()
+        guard wf.nodes.indices.contains(where: { mayOriginateTaint(wf, $0) }) else { return map }
+        for n in graph.order { map.set(n, taint(wf, n, given: map), count: wf.nodes.count) }
+        return map
+    }
+
+    /// Whether node `n`'s own state can make it tainted whatever its producers
+    /// (``taint(_:_:given:)``). Read in place: no node record is copied.
+    func mayOriginateTaint(_ wf: Workflow, _ n: Int) -> Bool {
+        guard wf.nodes[n].state == .blocked, let code = wf.nodes[n].blockedReason?.code else { return false }
+        return code == BlockedReason.inputChanged || code == BlockedReason.upstreamFailed
+            || (code == BlockedReason.waitingForInput && wf.nodes[n].blockedReason?.details["staleUpstream"] != nil)
     }
 
     /// Node `n`'s taint, its producers' being known: blocked because an input changed (stale, it
     /// is the origin), blocked by a stale or failed upstream (that origin), or holding a result
     /// made from a stale producer's output (stale, the producer's origin).
-    func taint(_ wf: Workflow, _ n: Int, given taints: [Taint?]) -> Taint? {
+    func taint(_ wf: Workflow, _ n: Int, given taints: TaintMap) -> Taint? {
         // Fields are read in place: the node record is not copied (this runs for every node of
         // every reconcile).
         switch wf.nodes[n].state {
@@ -47,7 +82,8 @@ extension Executor {
             return nil
         case .succeeded:
             // Usually no producer is stale: checked on node indices before any port lookup.
-            guard graph.predecessors[n].contains(where: { if case .stale? = taints[$0] { true } else { false } }) else {
+            guard taints.values != nil,
+                  graph.predecessors[n].contains(where: { if case .stale? = taints[$0] { true } else { false } }) else {
                 return nil
             }
             for port in graph.info[n].inputs where wf.nodes[n].inputSelections[port.name] == nil {
@@ -66,17 +102,23 @@ extension Executor {
     public func gate(_ wf: Workflow, _ n: Int, taints given: [Taint?]? = nil, ignoreNetwork: Bool = false)
         throws(EngineError) -> Gate
     {
+        let inputs = graph.info[n].inputs
+        return try gate(wf, n, taints: inputs.isEmpty ? TaintMap() : given.map { TaintMap($0) } ?? taintMap(wf),
+                        ignoreNetwork: ignoreNetwork)
+    }
+
+    /// ``gate(_:_:taints:ignoreNetwork:)`` with the workflow's taints known.
+    func gate(_ wf: Workflow, _ n: Int, taints: TaintMap, ignoreNetwork: Bool = false) throws(EngineError) -> Gate {
         let t = graph.info[n]
         if t.needsTool, ctx.tool(t.kind) == nil {
             return .blocked(BlockedReason(code: BlockedReason.toolNotInstalled, message: "Tool not installed.",
                                           details: ["kind": .string(t.kind)]), missing: [])
         }
-        let taints = t.inputs.isEmpty ? [] : (given ?? self.taints(wf))
         var inputs: [String: String] = [:]
         var waiting: [(port: String, phrase: String)] = []
         var upstreamProblem: BlockedReason?
         var staleUpstream: String?
-        for port in t.inputs {
+        for (i, port) in t.inputs.enumerated() {
             if let selected = wf.nodes[n].inputSelections[port.name] {
                 if try validAsset(selected, type: port.type) {
                     inputs[port.name] = selected
@@ -85,7 +127,7 @@ extension Executor {
                 waiting.append((port.name, "\(port.name) (the selected asset is gone)"))
                 continue
             }
-            if let producer = graph.producers[n][port.name] {
+            if let producer = t.inputProducers[i] {
                 let pid = wf.nodes[producer.node].nodeId
                 switch taints[producer.node] {
                 case let .stale(origin)?:

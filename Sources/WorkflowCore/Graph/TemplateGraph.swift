@@ -27,6 +27,8 @@ public final class TemplateGraph: Sendable {
     public struct NodeInfo: Sendable {
         public let kind: String
         public let inputs: [PortSpec]
+        /// The producing (node index, output port) of each input, in the order of `inputs`.
+        public let inputProducers: [(node: Int, port: String)?]
         public let resourceClass: ResourceClass
         public let isInteractive: Bool
         /// Needs its tool installed: every node but a person-only interactive one.
@@ -53,9 +55,11 @@ public final class TemplateGraph: Sendable {
         }
         self.producers = producers
         self.consumers = consumers
-        self.info = template.nodes.map {
-            NodeInfo(kind: $0.kind, inputs: $0.inputs, resourceClass: $0.resourceClass, isInteractive: $0.isInteractive,
-                     needsTool: $0.awaitSpec == nil || $0.awaitSpec?.type == .confirmParams)
+        self.info = template.nodes.indices.map { n in
+            let t = template.nodes[n]
+            return NodeInfo(kind: t.kind, inputs: t.inputs, inputProducers: t.inputs.map { producers[n][$0.name] },
+                            resourceClass: t.resourceClass, isInteractive: t.isInteractive,
+                            needsTool: t.awaitSpec == nil || t.awaitSpec?.type == .confirmParams)
         }
         self.successors = successors
         self.predecessors = predecessors
