@@ -159,48 +159,62 @@ struct PendingRows {
     private(set) var rows: [RowKey: RowImage] = [:]
     /// Workflows some of whose rows are here: loading one of them folds first.
     private(set) var workflowIds: Set<String> = []
+    /// The workflow of the last image merged: a commit's images come workflow by workflow, so
+    /// the set is updated once per workflow, not once per row.
+    private var lastWorkflowId: String?
 
     var count: Int { rows.count }
     var isEmpty: Bool { rows.isEmpty }
 
+    /// Keeps `image` as its row's last image: one lookup, the earlier image (if any) merged in
+    /// place.
     mutating func merge(_ image: RowImage) {
+        if let id = image.workflowId, id != lastWorkflowId {
+            workflowIds.insert(id)
+            lastWorkflowId = id
+        }
         let key = image.key
+        guard let i = rows.index(forKey: key) else {
+            rows[key] = image
+            return
+        }
+        let first = rows.values[i]
         switch image {
         case .effectTaken:
-            switch rows[key] {
-            case .effect(var e)?:
+            switch first {
+            case .effect(var e):
                 e.taken = true
-                rows[key] = .effect(e)
-            case .effectDelete?:
+                rows.values[i] = .effect(e)
+            case .effectDelete:
                 break
             default:
-                rows[key] = image
+                rows.values[i] = image
             }
         case .effectDelete:
             // Inserted since the last fold: the table never held it, and never needs to.
-            if case .effect? = rows[key] { rows[key] = nil } else { rows[key] = image }
+            if case .effect = first { rows.remove(at: i) } else { rows.values[i] = image }
         case .workflow(var w):
             // Whether the table holds the row is as it was before the first pending image.
-            if case .workflow(let first)? = rows[key] { w.existed = first.existed }
-            rows[key] = .workflow(w)
+            if case .workflow(let f) = first { w.existed = f.existed }
+            rows.values[i] = .workflow(w)
         case .node(var n):
-            if case .node(let first)? = rows[key] { n.existed = first.existed }
-            rows[key] = .node(n)
+            if case .node(let f) = first { n.existed = f.existed }
+            rows.values[i] = .node(n)
         case .run(var r):
-            if case .run(let first)? = rows[key] {
-                r.existed = first.existed
-                r.columnsKept = first.columnsKept && first.status == r.status && first.jobId == r.jobId
+            if case .run(let f) = first {
+                r.existed = f.existed
+                r.columnsKept = f.columnsKept && f.status == r.status && f.jobId == r.jobId
             }
-            rows[key] = .run(r)
+            rows.values[i] = .run(r)
         case .meta, .asset, .await, .effect:
-            rows[key] = image
+            rows.values[i] = image
         }
-        if let id = image.workflowId { workflowIds.insert(id) }
     }
 
     mutating func removeAll() {
         rows.removeAll(keepingCapacity: true)
         workflowIds.removeAll(keepingCapacity: true)
+        lastWorkflowId = nil
     }
 }
 
