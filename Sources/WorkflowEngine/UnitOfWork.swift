@@ -14,7 +14,9 @@ final class UnitOfWork {
 
     // Staged changes
     private(set) var meta: [String: JSON] = [:]
-    private var counters: [String: Int64] = [:]
+    /// Counters this call advanced, and their last values: a few names ("run", "as", "effect"),
+    /// looked up by comparing names, which costs less than hashing them.
+    private var counters: [(name: String, value: Int64)] = []
     private(set) var templates: [RegisteredTemplate] = []
     private(set) var tools: [String: StoredTool] = [:]
     private(set) var providerDefaults: [String: JSONObject?] = [:]
@@ -72,8 +74,12 @@ final class UnitOfWork {
 
     /// The next number of a named counter ("wf" → 1, 2, …), persisted with the call.
     func nextNumber(_ name: String) -> Int64 {
-        let n = (counters[name] ?? state.counter(name)) + 1
-        counters[name] = n
+        if let i = counters.firstIndex(where: { $0.name == name }) {
+            counters[i].value += 1
+            return counters[i].value
+        }
+        let n = state.counter(name) + 1
+        counters.append((name, n))
         return n
     }
 
@@ -91,8 +97,15 @@ final class UnitOfWork {
     // MARK: Catalogue
 
     func template(_ id: String) -> RegisteredTemplate? {
-        templates.first { $0.templateId == id } ?? state.templates[id]
+        // A call asks for the same template again and again (every workflow of a batch is
+        // usually of one): the last one found is checked first.
+        if let last = lastTemplate, last.templateId == id { return last }
+        let found = templates.first { $0.templateId == id } ?? state.templates[id]
+        lastTemplate = found
+        return found
     }
+
+    private var lastTemplate: RegisteredTemplate?
 
     func templateId(forCanonicalText text: String) -> String? {
         templates.first { $0.stored.canonicalText == text }?.templateId ?? state.templateByText[text]
@@ -101,6 +114,11 @@ final class UnitOfWork {
     func addTemplate(_ t: RegisteredTemplate) { templates.append(t) }
 
     func tool(_ kind: String) -> ToolSpec? { (tools[kind] ?? state.tools[kind])?.spec }
+
+    /// Whether a tool of `kind` is registered, without copying its spec.
+    func hasTool(_ kind: String) -> Bool {
+        tools.index(forKey: kind) != nil || state.tools.index(forKey: kind) != nil
+    }
 
     var allTools: [String: ToolSpec] {
         var all = state.tools.mapValues(\.spec)

@@ -110,7 +110,7 @@ extension Executor {
     /// ``gate(_:_:taints:ignoreNetwork:)`` with the workflow's taints known.
     func gate(_ wf: Workflow, _ n: Int, taints: TaintMap, ignoreNetwork: Bool = false) throws(EngineError) -> Gate {
         let t = graph.info[n]
-        if t.needsTool, ctx.tool(t.kind) == nil {
+        if t.needsTool, !ctx.hasTool(t.kind) {
             return .blocked(BlockedReason(code: BlockedReason.toolNotInstalled, message: "Tool not installed.",
                                           details: ["kind": .string(t.kind)]), missing: [])
         }

@@ -19,6 +19,8 @@ public protocol RulesContext: AnyObject {
     var settings: RuleSettings { get }
     var isOnline: Bool { get }
     func tool(_ kind: String) -> ToolSpec?
+    /// Whether a tool of `kind` is registered (gating asks this of every node it gates).
+    func hasTool(_ kind: String) -> Bool
     func providerDefaults(_ kind: String) -> JSONObject?
     func asset(_ id: String) throws(EngineError) -> Asset?
     func putAsset(_ asset: Asset)
@@ -41,4 +43,8 @@ public protocol RulesContext: AnyObject {
     func isReconciled(_ workflowId: String) -> Bool
     /// ``Executor/reconcile(_:)`` just brought workflow `workflowId` up to date.
     func markReconciled(_ workflowId: String)
+}
+
+extension RulesContext {
+    public func hasTool(_ kind: String) -> Bool { tool(kind) != nil }
 }

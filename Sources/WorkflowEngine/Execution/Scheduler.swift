@@ -9,8 +9,6 @@ import WorkflowCore
 /// workflows; a call sees it through the changes it has staged.
 final class Scheduler {
     struct Queue {
-        var queued: [String: Int] = [:]
-        var running: [String: Int] = [:]
         var totalQueued = 0
         var totalRunning = 0
         /// Workflows with queued runs, in turn order: least recently served first (never served
@@ -20,14 +18,15 @@ final class Scheduler {
         var lastServed: [String: Int64] = [:]
         var serveCounter: Int64 = 0
 
-        mutating func set(_ id: String, queued q: Int, running r: Int) {
-            totalQueued += q - (queued[id] ?? 0)
-            totalRunning += r - (running[id] ?? 0)
-            queued[id] = q == 0 ? nil : q
-            running[id] = r == 0 ? nil : r
-            if q == 0 {
+        /// Workflow `id`'s runs in this queue went from `old` to `new`: the totals follow, and it
+        /// joins the line when it starts waiting, leaves it when nothing of it waits any more.
+        mutating func update(_ id: String, from old: (queued: Int, running: Int), to new: (queued: Int, running: Int)) {
+            totalQueued += new.queued - old.queued
+            totalRunning += new.running - old.running
+            assert((old.queued > 0) == rotation.contains(id), "the line holds exactly the workflows with queued runs")
+            if new.queued == 0, old.queued > 0 {
                 rotation.remove(id)
-            } else if !rotation.contains(id) {
+            } else if new.queued > 0, old.queued == 0 {
                 rotation.insert(id, lastServed: lastServed[id] ?? 0)
             }
         }
@@ -38,48 +37,47 @@ final class Scheduler {
             lastServed[id] = serveCounter
             if rotation.contains(id) { rotation.insert(id, lastServed: serveCounter) }
         }
-
-        mutating func forget(_ id: String) {
-            set(id, queued: 0, running: 0)
-            lastServed[id] = nil
-        }
     }
 
     private(set) var remote = Queue()
     private(set) var local = Queue()
+    /// Each workflow's committed counts (absent: nothing queued or running): one lookup answers
+    /// both queues.
+    private var committedByWorkflow: [String: QueueCounts] = [:]
     /// Workflows served in the current call, to move to the back once it commits.
     private var served: [ResourceClass: [String]] = [:]
 
     func queue(_ c: ResourceClass) -> Queue { c == .remote ? remote : local }
 
-    /// How many runs of workflow `wf` wait for, and hold, a slot in queue `c`.
-    static func counts(_ wf: Workflow, _ c: ResourceClass) -> (queued: Int, running: Int) {
-        let counts = QueueCounts(wf)
-        return c == .remote ? (counts.queuedRemote, counts.runningRemote) : (counts.queuedLocal, counts.runningLocal)
-    }
-
     /// The committed counts of one workflow, for a unit of work's running sums.
-    func committedCounts(_ id: String) -> QueueCounts {
-        QueueCounts(queuedRemote: remote.queued[id] ?? 0, runningRemote: remote.running[id] ?? 0,
-                    queuedLocal: local.queued[id] ?? 0, runningLocal: local.running[id] ?? 0)
+    func committedCounts(_ id: String) -> QueueCounts { committedByWorkflow[id] ?? QueueCounts() }
+
+    /// Workflow `id`'s committed counts become `new`.
+    private func setCommitted(_ id: String, _ new: QueueCounts) {
+        let old = committedCounts(id)
+        guard new != old else { return }
+        if new.queuedRemote != old.queuedRemote || new.runningRemote != old.runningRemote {
+            remote.update(id, from: (old.queuedRemote, old.runningRemote), to: (new.queuedRemote, new.runningRemote))
+        }
+        if new.queuedLocal != old.queuedLocal || new.runningLocal != old.runningLocal {
+            local.update(id, from: (old.queuedLocal, old.runningLocal), to: (new.queuedLocal, new.runningLocal))
+        }
+        committedByWorkflow[id] = new == QueueCounts() ? nil : new
     }
 
     /// Builds the index from the persisted summaries (rehydration).
     func load(_ summaries: [WorkflowSummaryCounts]) {
         for s in summaries.sorted(by: { $0.seq < $1.seq }) {
-            remote.set(s.workflowId, queued: s.queuedRemote, running: s.runningRemote)
-            local.set(s.workflowId, queued: s.queuedLocal, running: s.runningLocal)
+            setCommitted(s.workflowId, QueueCounts(queuedRemote: s.queuedRemote, runningRemote: s.runningRemote,
+                                                   queuedLocal: s.queuedLocal, runningLocal: s.runningLocal))
         }
     }
 
     // MARK: A call's view
 
     private func counts(_ uow: UnitOfWork, _ id: String, _ c: ResourceClass) -> (queued: Int, running: Int) {
-        if let staged = uow.queueCounts[id] {
-            return c == .remote ? (staged.queuedRemote, staged.runningRemote) : (staged.queuedLocal, staged.runningLocal)
-        }
-        let q = queue(c)
-        return (q.queued[id] ?? 0, q.running[id] ?? 0)
+        let counts = uow.queueCounts[id] ?? committedCounts(id)
+        return c == .remote ? (counts.queuedRemote, counts.runningRemote) : (counts.queuedLocal, counts.runningLocal)
     }
 
     /// Runs holding a slot in `c`, including this call's changes.
@@ -128,11 +126,12 @@ final class Scheduler {
     /// Starts workflow `id`'s first queued run of class `c` in graph order, if its own cap
     /// allows. Returns whether a run left the queue.
     private func startNext(_ uow: UnitOfWork, _ id: String, _ c: ResourceClass) throws(EngineError) -> Bool {
-        guard counts(uow, id, c).queued > 0, var wf = try uow.workflow(id) else { return false }
+        let now = counts(uow, id, c)  // as staged with the workflow this call sees
+        guard now.queued > 0, var wf = try uow.workflow(id) else { return false }
         let executor = try uow.executor(for: wf)
         let options = executor.graph.template.options
         let workflowCap = (c == .remote ? options.remoteConcurrency : options.localConcurrency) ?? Int.max
-        guard Scheduler.counts(wf, c).running < workflowCap else { return false }
+        guard now.running < workflowCap else { return false }
         let mode: RunMode = c == .remote ? .remote : .local
         var best: (position: Int, index: Int)?
         for i in wf.runs.indices where wf.runs[i].mode == mode && wf.runs[i].status == .queued {  // in place, no copies
@@ -162,14 +161,12 @@ final class Scheduler {
         }
         for id in uow.touchedWorkflowIds {
             if uow.deletedWorkflows.contains(id) {
-                remote.forget(id)
-                local.forget(id)
+                setCommitted(id, QueueCounts())
+                remote.lastServed[id] = nil
+                local.lastServed[id] = nil
                 continue
             }
-            for c in [ResourceClass.remote, .local] {
-                let (q, r) = counts(uow, id, c)
-                if c == .remote { remote.set(id, queued: q, running: r) } else { local.set(id, queued: q, running: r) }
-            }
+            if let staged = uow.queueCounts[id] { setCommitted(id, staged) }
         }
         served = [:]
     }
