@@ -81,9 +81,9 @@ public struct Executor {
     }
 
     /// Applies `change` to node `n`, then does what ``reconcile(_:)`` would, gating only what
-    /// can see the change: a node is gated again when one of its producers moved (its state,
-    /// blocked reason, outputs, run or taint), and moves in turn when gating moves it. For
-    /// changes to one node and nothing outside the workflow: a completion. That is only the
+    /// can see the change: a node is gated again when one of its producers moved in what gating
+    /// reads of it (its state, outputs, error code or taint), and moves in turn when gating moves
+    /// it. For changes to one node and nothing outside the workflow: a completion. That is only the
     /// full reconcile's result if the workflow was up to date before (``RulesContext/
     /// isReconciled(_:)``: reconciled in full since tools or the network last changed, in this
     /// process); otherwise this reconciles every node. Changes to assets, tools or the network
