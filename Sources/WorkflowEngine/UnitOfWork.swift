@@ -164,7 +164,7 @@ final class UnitOfWork {
     /// Stages a new or changed workflow.
     func putWorkflow(_ w: Workflow) {
         let id = w.workflowId
-        if originals[id] == nil {
+        if originals.index(forKey: id) == nil {  // without copying the original out
             originals[id] = .some(state.workflows[id])
             touchOrder.append(id)
         }
@@ -211,7 +211,7 @@ final class UnitOfWork {
     func markReconciled(_ workflowId: String) { reconciledNow.insert(workflowId) }
 
     func deleteWorkflow(_ id: String) {
-        if originals[id] == nil {
+        if originals.index(forKey: id) == nil {
             originals[id] = .some(state.workflows[id])
             touchOrder.append(id)
         }
@@ -428,9 +428,12 @@ final class UnitOfWork {
         }
         for (k, t) in tools { state.tools[k] = t }
         for (k, p) in providerDefaults { state.providerDefaults[k] = p }
+        // The staged versions move into the committed state (this unit of work is done with
+        // them): taken out of their tables, not copied.
         for id in touchOrder {
+            let original = originals.removeValue(forKey: id) ?? nil
             if deletedWorkflows.contains(id) {
-                let old = originals[id] ?? nil
+                let old = original
                 state.workflows[id] = nil
                 state.summaries[id] = nil
                 for r in old?.runs ?? [] {
@@ -440,11 +443,10 @@ final class UnitOfWork {
                 for a in old?.awaits ?? [] { state.openAwaits[a.awaitId] = nil }
                 continue
             }
-            guard var w = workflows[id], let c = changes[id] else { continue }
+            guard var w = workflows.removeValue(forKey: id), let c = changes[id] else { continue }
             w.markClean()  // now what the store holds
             // Index the runs and awaits that changed. A run whose committed version had the same
             // job id and was as finished (or not) is indexed already.
-            let original = originals[id] ?? nil
             for i in c.runs {
                 let terminal = w.runs[i].status.isTerminal
                 if let original, i < original.runs.count, original.runs[i].runId == w.runs[i].runId,

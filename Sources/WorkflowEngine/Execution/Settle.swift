@@ -47,8 +47,9 @@ extension Engine {
         // await need not be read again).
         let original = uow.originals[wf.workflowId] ?? nil
         var pending = 0, blocking = false, inbox = 0
-        if let committed, let original, Self.unchanged(wf.awaits, since: original.awaits, {
-            $0.status == $1.status && $0.blocking == $1.blocking && $0.cleared == $1.cleared
+        if let committed, let original, Self.unchanged(wf.awaits, since: original.awaits, { i in
+            wf.awaits[i].status == original.awaits[i].status && wf.awaits[i].blocking == original.awaits[i].blocking
+                && wf.awaits[i].cleared == original.awaits[i].cleared
         }) {
             (pending, blocking, inbox) = (committed.awaitCount, committed.hasBlockingAwait, committed.inboxCount)
         } else {
@@ -60,7 +61,7 @@ extension Engine {
         }
         var stepsDone = 0
         if let committed, let original, committed.stepsTotal == wf.nodes.count,
-            Self.unchanged(wf.nodes, since: original.nodes, { $0.state == $1.state })
+            Self.unchanged(wf.nodes, since: original.nodes, { wf.nodes[$0].state == original.nodes[$0].state })
         {
             stepsDone = committed.stepsDone
         } else {
@@ -77,12 +78,13 @@ extension Engine {
     }
 
     /// Whether `records` is `original` plus writes that kept what `same` compares: same count,
-    /// not wholly replaced, and every touched position equal by `same`.
+    /// not wholly replaced, and every touched position equal by `same` (given the position, so
+    /// that it reads both records in place instead of copying them).
     static func unchanged<E>(_ records: ChangeTrackedArray<E>, since original: ChangeTrackedArray<E>,
-                             _ same: (E, E) -> Bool) -> Bool {
+                             _ same: (Int) -> Bool) -> Bool {
         guard !records.wholesale, records.count == original.count else { return false }
         for i in records.touched {
-            guard i < original.count, same(records[i], original[i]) else { return false }
+            guard i < original.count, same(i) else { return false }
         }
         return true
     }
