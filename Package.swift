@@ -73,7 +73,8 @@ let package = Package(
         .executableTarget(
             name: "wf-bench",
             dependencies: ["CJansson", "WorkflowCore", "WorkflowStore", "WorkflowEngine", "WorkflowCAPI",
-                           .product(name: "GRDB", package: "GRDB.swift")]
+                           .product(name: "GRDB", package: "GRDB.swift"),
+                           .product(name: "GRDBSQLite", package: "GRDB.swift")]
         ),
         .testTarget(name: "WorkflowCoreTests", dependencies: ["WorkflowCore"]),
         .testTarget(name: "WorkflowStoreTests", dependencies: ["WorkflowStore", "WorkflowCore"]),

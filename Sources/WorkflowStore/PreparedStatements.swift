@@ -4,13 +4,14 @@ import GRDB
 ///
 /// GRDB's `cachedStatement(sql:)` hashes the whole SQL text on every lookup; a call writes a
 /// handful of rows, and those hashes cost as much as SQLite's own work. Used only inside the
-/// store's serial queue; emptied before the connection closes.
-final class PreparedStatements: @unchecked Sendable {
-    enum Key: Int, CaseIterable {
+/// store's serial queue; emptied before the connection closes. The statements' text is visible
+/// to the package's benchmarks (`package`), which time SQLite alone running them.
+package final class PreparedStatements: @unchecked Sendable {
+    package enum Key: Int, CaseIterable {
         case begin, commit, rollback, meta, asset, workflow, node, run, await, effectInsert, effectTaken, effectDelete
         case workflowUpdate, nodeUpdate, runUpdate, runDataUpdate, journalAppend, journalClear
 
-        var sql: String {
+        package var sql: String {
             switch self {
             case .begin: "BEGIN IMMEDIATE TRANSACTION"
             case .commit: "COMMIT TRANSACTION"

@@ -12,11 +12,16 @@ enum ThroughputBench {
         print("throughput: \(workflows) workflows × \(nodes)-node DAG of pure local tools, file store (WAL, synchronous=NORMAL)")
         let raw = rawTransactionRate()
         print(String(format: "  raw SQLite transactions (baseline)   %8.0f tx/s", raw))
+        // What the goal is up against: SQLite alone writing the rows the batched drive writes.
+        let rows = RowFloor.rate(workflows: workflows, nodes: nodes)
+        print(String(format: "  SQLite alone writing a batched completion's ten rows (baseline) %8.0f /s (%.1f µs each)",
+                     rows.rate, rows.micros))
         for batch in [false, true] {
             let r = drive(workflows: workflows, nodes: nodes, memory: false, batch: batch)
             let how = batch ? "batched (one transaction per take)" : "one call and one transaction each"
-            print(String(format: "  node completions, %@ %8.0f /s = %.2f× the raw transaction rate (CPU %.0f µs each); goal ≥ 25,000/s: %@",
-                         how, r.rate, r.rate / raw, r.cpuMicros, Measure.verdict(r.rate >= 25_000)))
+            let floor = batch ? String(format: ", %.2f× the rows alone", r.rate / rows.rate) : ""
+            print(String(format: "  node completions, %@ %8.0f /s = %.2f× the raw transaction rate%@ (CPU %.0f µs each); goal ≥ 25,000/s: %@",
+                         how, r.rate, r.rate / raw, floor, r.cpuMicros, Measure.verdict(r.rate >= 25_000)))
         }
         // Diagnostic: the same batched drive on an in-memory store, to split engine and file costs.
         let m = drive(workflows: workflows, nodes: nodes, memory: true, batch: true)
