@@ -1,6 +1,8 @@
 import Foundation
+import GRDB
 import WorkflowCore
 import WorkflowEngine
+import WorkflowStore
 
 /// Drives an engine like a host would, for the benchmarks.
 struct Driver {
@@ -74,6 +76,18 @@ struct Driver {
         }
         if batch, !calls.isEmpty { call("batch", ["calls": .array(calls)]) }
         return batch ? calls.count : effects.filter { $0["type"] == "local.run" }.count
+    }
+
+    /// A plain SQLite connection to `path` with the store's settings (WAL, `synchronous=NORMAL`,
+    /// the store's checkpoint interval), for the baselines that run SQLite alone.
+    static func rawDatabase(_ path: String) throws -> DatabaseQueue {
+        var config = Configuration()
+        config.journalMode = .wal
+        config.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = NORMAL")
+            try db.execute(sql: "PRAGMA wal_autocheckpoint = \(SQLiteStore.walCheckpointPages)")
+        }
+        return try DatabaseQueue(path: path, configuration: config)
     }
 
     static func tempStore(_ name: String) -> String {

@@ -19,13 +19,7 @@ enum RowFloor {
         defer { Driver.remove(path) }
         do {
             try SQLiteStore(path: path).close()  // the store's schema, through its own migrations
-            var config = Configuration()
-            config.journalMode = .wal
-            config.prepareDatabase { db in
-                try db.execute(sql: "PRAGMA synchronous = NORMAL")
-                try db.execute(sql: "PRAGMA wal_autocheckpoint = \(SQLiteStore.walCheckpointPages)")
-            }
-            let q = try DatabaseQueue(path: path, configuration: config)
+            let q = try Driver.rawDatabase(path)
             defer { try? q.close() }
             return try q.writeWithoutTransaction { db in
                 try drive(Statements(db), workflows: workflows, nodes: nodes, perTransaction: perTransaction)

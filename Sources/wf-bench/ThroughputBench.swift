@@ -77,13 +77,7 @@ enum ThroughputBench {
         let path = Driver.tempStore("raw")
         defer { Driver.remove(path) }
         do {
-            var config = Configuration()
-            config.journalMode = .wal
-            config.prepareDatabase { db in
-                try db.execute(sql: "PRAGMA synchronous = NORMAL")
-                try db.execute(sql: "PRAGMA wal_autocheckpoint = \(SQLiteStore.walCheckpointPages)")
-            }
-            let q = try DatabaseQueue(path: path, configuration: config)
+            let q = try Driver.rawDatabase(path)
             try q.write { db in
                 try db.execute(sql: "CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT NOT NULL)")
             }
