@@ -73,8 +73,7 @@ let package = Package(
         .executableTarget(
             name: "wf-bench",
             dependencies: ["CJansson", "WorkflowCore", "WorkflowStore", "WorkflowEngine", "WorkflowCAPI",
-                           .product(name: "GRDB", package: "GRDB.swift"),
-                           .product(name: "GRDBSQLite", package: "GRDB.swift")]
+                           .product(name: "GRDB", package: "GRDB.swift")]
         ),
         .testTarget(name: "WorkflowCoreTests", dependencies: ["WorkflowCore"]),
         .testTarget(name: "WorkflowStoreTests", dependencies: ["WorkflowStore", "WorkflowCore"]),

@@ -5,11 +5,13 @@
 /// Chunks are kept between rows and reused from the start after each row runs (``reset()``);
 /// a copy never moves while its row is being bound. Used only inside the store's serial queue,
 /// by one row at a time.
-final class BindArena: @unchecked Sendable {
+package final class BindArena: @unchecked Sendable {
     private var chunks: [UnsafeMutableRawBufferPointer] = []
     private var chunk = 0
     private var used = 0
     private static let chunkSize = 64 * 1024
+
+    package init() {}
 
     /// A copy of `bytes` that stays where it is until ``reset()``. `bytes` must not be empty.
     func copy(_ bytes: UnsafeRawBufferPointer) -> UnsafeRawPointer {

@@ -7,19 +7,20 @@ import GRDBSQLite
 /// costs more than SQLite's own work there. This binds each value directly and steps the
 /// statement once, inside the transaction GRDB opened. Texts are copied into the store's
 /// ``BindArena`` and bound in place; running the row releases them, so rows are bound and run
-/// one at a time.
-struct FastRow {
+/// one at a time. Visible to the package's benchmarks (`package`), which time SQLite alone
+/// running the store's statements bound this way.
+package struct FastRow {
     private let handle: SQLiteStatement
     private let arena: BindArena
     private var index: Int32 = 0
 
-    init(_ statement: Statement, _ arena: BindArena) {
+    package init(_ statement: Statement, _ arena: BindArena) {
         handle = statement.sqliteStatement
         self.arena = arena
         sqlite3_reset(handle)
     }
 
-    mutating func text(_ s: String) {
+    package mutating func text(_ s: String) {
         var copy = s
         copy.withUTF8 { utf8(UnsafeRawBufferPointer($0)) }
     }
@@ -61,7 +62,7 @@ struct FastRow {
         sqlite3_bind_int64(handle, index, v)
     }
 
-    mutating func int(_ v: Int) { int(Int64(v)) }
+    package mutating func int(_ v: Int) { int(Int64(v)) }
 
     mutating func int(_ v: Int64?) {
         if let v { int(v) } else { null() }
@@ -69,7 +70,7 @@ struct FastRow {
 
     mutating func bool(_ b: Bool) { int(b ? 1 : 0) }
 
-    mutating func null() {
+    package mutating func null() {
         index += 1
         sqlite3_bind_null(handle, index)
     }
@@ -83,7 +84,7 @@ struct FastRow {
     }
 
     /// Steps the statement to completion; throws the SQLite error, if any.
-    func run(_ db: Database) throws {
+    package func run(_ db: Database) throws {
         let code = sqlite3_step(handle)
         sqlite3_reset(handle)
         // The bound texts live in the arena only until the next row: unbind them.
