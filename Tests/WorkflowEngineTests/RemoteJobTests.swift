@@ -378,3 +378,99 @@ final class ReconnectCadenceTests: XCTestCase {
         XCTAssertTrue((9...11).contains(waited), "back to 10 s ± 10 %, waited \(waited)")
     }
 }
+
+/// Provider reports are about remote runs. One naming a local or interactive run by mistake (a
+/// host mixing up its run ids) is refused and changes nothing: before, a transport error for a
+/// running local run scheduled a poll that could never be sent, and every later `clock.advance`
+/// spun on it and failed.
+final class ProviderReportsForOtherRunsTests: XCTestCase {
+    func testProviderReportsNamingALocalRunAreRefusedAndChangeNothing() throws {
+        let h = try Harness()
+        Templates.registerTextTools(h)
+        let wf = h.create(h.register(template: Templates.chain))
+        let runId = h.call("node.run", ["workflowId": .string(wf), "nodeId": "A"])["runId"]!
+        let before = h.call("workflow.get", ["workflowId": .string(wf)])
+        let asset: JSON = ["type": "TextRef", "uri": "file:///t.txt"]
+        for (op, args) in [("job.transportError", ["runId": runId, "httpStatus": 503]),
+                           ("job.transportError", ["runId": runId, "offline": true]),
+                           ("job.submitted", ["runId": runId, "jobId": "job-1"]),
+                           ("job.downloaded", ["runId": runId, "port": "text", "asset": asset])] as [(String, JSONObject)] {
+            let e = h.fail(op, args)
+            XCTAssertEqual(e.status, .invalid, op)
+            XCTAssertEqual(e.code, "notRemote", op)
+            XCTAssertEqual(e.details["runId"], runId, op)
+            XCTAssertEqual(e.details["mode"], "local", op)
+        }
+        XCTAssertEqual(h.call("workflow.get", ["workflowId": .string(wf)]), before, "nothing changed")
+        XCTAssertEqual(h.call("engine.nextDeadline")["at"], .null, "no poll scheduled for a local run")
+        XCTAssertEqual(h.call("clock.advance", ["seconds": 120])["fired"], 0)
+        XCTAssertEqual(h.runLocalTools(), 1, "the local run goes on")
+        XCTAssertEqual(h.state(wf, "A"), "succeeded")
+        // A finished local run neither takes a job id nor asks the provider to cancel one.
+        XCTAssertEqual(h.fail("job.submitted", ["runId": runId, "jobId": "job-2"]).code, "notRemote")
+        XCTAssertTrue(h.take().filter { $0["type"] == "remote.cancel" }.isEmpty)
+        XCTAssertEqual(h.fail("job.update", ["jobId": "job-2", "status": "running"]).code, "unknownJob")
+    }
+
+    func testProviderReportsNamingAnInteractiveRunAreRefused() throws {
+        let h = try Harness()
+        Templates.registerStylizeTools(h)
+        let wf = h.create(h.register(template: Templates.stylize))
+        h.call("node.run", ["workflowId": .string(wf), "nodeId": "load1"])
+        let load = h.take().first { $0["type"] == "local.run" }!
+        h.call("local.completed", ["runId": load["runId"]!, "outputs": ["image": ["type": "ImageRef", "uri": "file:///p.png"]]])
+        XCTAssertEqual(h.state(wf, "mask1"), "awaitingUser")
+        let notify = h.take().first { $0["type"] == "notify" }!
+        let runId = notify["runId"]!
+        let e = h.fail("job.transportError", ["runId": runId, "httpStatus": 502])
+        XCTAssertEqual(e.code, "notRemote")
+        XCTAssertEqual(e.details["mode"], "interactive")
+        XCTAssertEqual(h.fail("job.submitted", ["runId": runId, "jobId": "job-1"]).code, "notRemote")
+        h.advance(60)
+        XCTAssertEqual(h.state(wf, "mask1"), "awaitingUser")
+    }
+
+    /// Firing a timer must move its deadline on. One that does not (here a download retry kept
+    /// on a run that is not downloading, read from a damaged store) fails the call at once with
+    /// `timerStuck`, naming the timer, and changes nothing, instead of holding the call.
+    func testATimerThatNeverMovesOnFailsTheCallWithTimerStuckAndChangesNothing() throws {
+        let h = try Harness(file: true)
+        let wf = h.startOneRemote()
+        let runId = h.effects("remote.submit")[0]["runId"]!
+        h.call("job.submitted", ["runId": runId, "jobId": "job-1"])
+        try h.damageRun(wf) { run in run.nextDownloadAt = Timestamp(rfc3339: "2026-01-01T00:00:05.000Z") }
+        let before = h.call("workflow.get", ["workflowId": .string(wf)])
+        let e = h.fail("clock.advance", ["seconds": 60])
+        XCTAssertEqual(e.status, .internal)
+        XCTAssertEqual(e.code, "timerStuck")
+        XCTAssertEqual(e.details["timer"], .string("workflow \(wf)"))
+        XCTAssertEqual(e.details["at"], "2026-01-01T00:00:05.000Z")
+        XCTAssertEqual(h.now(), "2026-01-01T00:00:00.000Z", "the clock did not move")
+        XCTAssertEqual(h.call("workflow.get", ["workflowId": .string(wf)]), before)
+        XCTAssertTrue(h.take().isEmpty, "nothing was emitted")
+        // Cancelling the run ends its timers; the clock moves again.
+        h.call("node.cancel", ["workflowId": .string(wf), "nodeId": "stylize1"])
+        h.advance(60)
+        XCTAssertEqual(h.now(), "2026-01-01T00:01:00.000Z")
+    }
+}
+
+extension Harness {
+    /// Rewrites the workflow's remote run in the store, as a damaged or hand-edited store would
+    /// hold it, and reopens.
+    func damageRun(_ wf: String, _ change: (inout Run) -> Void) throws {
+        engine.close()
+        do {
+            let store = try SQLiteStore(path: storePath!)
+            defer { store.close() }
+            let old = try XCTUnwrap(try store.loadWorkflow(wf))
+            var damaged = old
+            let r = try XCTUnwrap(damaged.runs.firstIndex { $0.mode == .remote })
+            change(&damaged.runs[r])
+            var changes = ChangeSet()
+            changes.workflows = [(old: old, new: damaged, summary: nil)]
+            try store.commit(changes)
+        }
+        try reopen()
+    }
+}

@@ -55,11 +55,23 @@ extension Executor {
     /// Keeps the last six log lines, each redacted.
     static func tail(_ lines: [String]) -> [String] { Array(lines.suffix(6)).map(Redaction.redact) }
 
+    /// Provider reports naming a run (`job.submitted`, `job.transportError`, `job.downloaded`)
+    /// are about remote runs only: one naming a local or interactive run is refused, like
+    /// `local.completed` naming a remote run (`notLocal`). (`job.update` names a job, and only
+    /// remote runs have one.)
+    func requireRemote(_ run: Run) throws(EngineError) {
+        guard run.mode == .remote else {
+            throw .invalid("notRemote", "run \(run.runId) is a \(run.mode.rawValue) run, not a remote one",
+                           details: ["runId": .string(run.runId), "mode": .string(run.mode.rawValue)])
+        }
+    }
+
     /// The provider accepted the job: the run gets its job id (once: a run with a job id is never
     /// resubmitted) and polling starts. A second, different job id for the same run is a
     /// duplicate job, cancelled at once.
     public func jobSubmitted(_ wf: inout Workflow, runIndex r: Int, jobId: String) throws(EngineError) -> EventOutcome {
         let run = wf.runs[r]
+        try requireRemote(run)
         ctx.settle(answerKey: AnswerKey.submit(run.runId))
         if let existing = run.jobId {
             if existing == jobId { return .ignored("duplicate: the run already has this job id") }
@@ -232,6 +244,7 @@ extension Executor {
         -> EventOutcome
     {
         let run = wf.runs[r]
+        try requireRemote(run)
         guard let n = wf.nodeIndex(run.nodeId), let expected = graph.nodes[n].outputs.port(named: port)?.type else {
             throw .notFound("unknownPort", "'\(run.nodeId)' has no output port '\(port)'",
                            details: ["port": .string(port), "runId": .string(run.runId)])
@@ -275,6 +288,7 @@ extension Executor {
         -> EventOutcome
     {
         let run = wf.runs[r]
+        try requireRemote(run)
         guard !run.status.isTerminal else { return .ignored("the run is already \(run.status.rawValue)") }
         wf.updatedAt = ctx.now
         switch run.status {

@@ -4,30 +4,52 @@ import WorkflowStore
 extension Engine {
     /// Fires every timer due at or before `target`, in time order (ties: older workflows first),
     /// moving the call's clock to each deadline as it fires. Returns how many fired.
+    ///
+    /// Firing a timer must move its deadline past the instant it fired at. A timer that fires
+    /// again and again at one instant would hold the call forever; after
+    /// ``maxFiresPerInstant`` such fires the call fails (`WF_EINTERNAL`, `timerStuck`, naming
+    /// the timer) and changes nothing.
     func fireDue(_ uow: UnitOfWork, upTo target: Timestamp) throws(EngineError) -> Int {
         var fired = 0
+        var instant: Timestamp?
+        var firesAtInstant: [String: Int] = [:]
         while true {
             let workflowEntry = state.timers.earliest(with: &uow.timers, setAside: &uow.setAsideTimers)
             let cacheEntry = state.cacheTimers.earliest(with: &uow.cacheTimers, setAside: &uow.setAsideCacheTimers)
-            let next: (at: Timestamp, fire: () throws(EngineError) -> Void)
+            let next: (at: Timestamp, key: String, fire: () throws(EngineError) -> Void)
             switch (workflowEntry, cacheEntry) {
             case let (w?, c?) where w.at <= c.at:
-                next = (w.at, { () throws(EngineError) in try self.fireWorkflowTimers(uow, w.key) })
+                next = (w.at, "workflow " + w.key, { () throws(EngineError) in try self.fireWorkflowTimers(uow, w.key) })
             case let (_, c?):
-                next = (c.at, { () throws(EngineError) in try self.fireCacheTimer(uow, c.key) })
+                next = (c.at, "cache " + c.key, { () throws(EngineError) in try self.fireCacheTimer(uow, c.key) })
             case let (w?, nil):
-                next = (w.at, { () throws(EngineError) in try self.fireWorkflowTimers(uow, w.key) })
+                next = (w.at, "workflow " + w.key, { () throws(EngineError) in try self.fireWorkflowTimers(uow, w.key) })
             case (nil, nil):
                 return fired
             }
             guard next.at <= target else { return fired }
+            if next.at != instant {
+                instant = next.at
+                firesAtInstant.removeAll(keepingCapacity: true)
+            }
+            let times = firesAtInstant[next.key, default: 0] + 1
+            guard times <= Self.maxFiresPerInstant else {
+                throw EngineError(.internal, "timerStuck",
+                                  "the timer of \(next.key) fired \(times - 1) times at \(next.at.rfc3339) without moving on",
+                                  details: ["timer": .string(next.key), "at": .string(next.at.rfc3339)])
+            }
+            firesAtInstant[next.key] = times
             if next.at > uow.now { uow.now = next.at }
             try next.fire()
             fired += 1
             try settleTouched(uow)
-            if fired > 10_000_000 { throw .internal("timer loop did not converge") }
         }
     }
+
+    /// How often one timer may fire at one instant before ``fireDue(_:upTo:)`` gives up on it.
+    /// A timer that works fires once per instant; the margin is for a timer that another's
+    /// firing sets due again at the same instant.
+    static let maxFiresPerInstant = 100
 
     /// When something is next due, considering the call's own changes.
     func nextDeadline(_ uow: UnitOfWork) -> Timestamp? {
