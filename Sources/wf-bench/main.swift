@@ -12,6 +12,7 @@ let benchmarks: [(name: String, onlyByName: Bool, run: () -> Void)] = [
     ("throughput-memory", true, { ThroughputBench.profile() }),
     ("rehydration", false, { RehydrationBench.run() }),
     ("events", false, { EventBench.run() }),
+    ("timers", false, { TimerBench.run() }),
     ("views", false, { ViewsBench.run() }),
     ("store", false, {
         StoreBench.run(memory: true)

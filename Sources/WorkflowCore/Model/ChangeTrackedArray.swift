@@ -26,9 +26,15 @@ public struct ChangeTrackedArray<Element: Equatable & Sendable>: Sendable, Equat
     }
 
     @usableFromInline var boxes: [Box]
-    /// Positions written or appended since ``markClean()``, in the order written, possibly repeated.
+    /// Positions written or appended since ``markClean()``, each once, in the order first written.
+    /// (Each once: a call that writes one record thousands of times, a clock advanced over weeks
+    /// of polls, must not make every later look at the touched positions longer.)
     public var touched: [Int] { _touched }
     @usableFromInline var _touched: [Int] = []
+    /// One bit per position, set when the position is in `_touched`: positions 0–63 inline (no
+    /// allocation for the usual workflow), the others in `_touchedHigh`.
+    @usableFromInline var _touchedLow: UInt64 = 0
+    @usableFromInline var _touchedHigh: [UInt64] = []
     /// Set by the initialisers, cleared by ``markClean()``: every position counts as touched.
     public private(set) var wholesale: Bool
 
@@ -51,24 +57,45 @@ public struct ChangeTrackedArray<Element: Equatable & Sendable>: Sendable, Equat
         // `_read`, not `get`: `runs[i].status` reads in place instead of copying the record.
         _read { yield boxes[position].value }
         set {
-            _touched.append(position)
+            touch(position)
             boxes[position] = Box(newValue)
         }
         _modify {
-            _touched.append(position)
+            touch(position)
             if !isKnownUniquelyReferenced(&boxes[position]) { boxes[position] = Box(boxes[position].value) }
             yield &boxes[position].value
         }
     }
 
     @inlinable public mutating func append(_ element: Element) {
-        _touched.append(boxes.count)
+        touch(boxes.count)
         boxes.append(Box(element))
+    }
+
+    /// Records `position` as touched, once.
+    @inlinable mutating func touch(_ position: Int) {
+        let bit = UInt64(1) << UInt64(position & 63)
+        if position < 64 {
+            guard _touchedLow & bit == 0 else { return }
+            _touchedLow |= bit
+        } else {
+            let word = (position >> 6) - 1
+            if word >= _touchedHigh.count {
+                _touchedHigh.append(contentsOf: repeatElement(0, count: word - _touchedHigh.count + 1))
+            }
+            guard _touchedHigh[word] & bit == 0 else { return }
+            _touchedHigh[word] |= bit
+        }
+        _touched.append(position)
     }
 
     /// Forgets what was touched: the array now counts as unchanged.
     public mutating func markClean() {
-        if !_touched.isEmpty { _touched = [] }
+        if !_touched.isEmpty {
+            _touched = []
+            _touchedLow = 0
+            if !_touchedHigh.isEmpty { _touchedHigh = [] }
+        }
         wholesale = false
     }
 
@@ -82,10 +109,8 @@ public struct ChangeTrackedArray<Element: Equatable & Sendable>: Sendable, Equat
             return out
         }
         guard !touched.isEmpty else { return [] }
-        var previous = -1
-        for i in _touched.count == 1 ? _touched : _touched.sorted() where i != previous {
-            previous = i
-            if i < boxes.count && !old.same(i, as: self) { out.append(i) }
+        for i in _touched.count == 1 ? _touched : _touched.sorted() where i < boxes.count && !old.same(i, as: self) {
+            out.append(i)
         }
         return out
     }
