@@ -277,6 +277,34 @@ final class CachePolicyTests: XCTestCase {
         XCTAssertEqual(evicted.first?["variant"], "preview")
     }
 
+    /// Found by random calls: sizes were summed unchecked, so two thumbnails of 2^63 − 1 bytes
+    /// trapped the process through the C ABI. A size is now at most 2^53 − 1, and byte totals
+    /// stop at 2^63 − 1 instead of overflowing (only more than a thousand such files reach it).
+    func testAbsurdCacheSizesAreRefusedAndByteTotalsNeverOverflow() throws {
+        let h = try Harness()
+        let ids = assets(h, 1_100)
+        let largest = Int64(1 << 53) - 1
+        let tooLarge = h.fail("cache.record", ["assetId": ids[0], "variant": "thumbnail", "bytes": .int(largest + 1)])
+        XCTAssertEqual(tooLarge.code, "invalidArgument")
+        XCTAssertEqual(tooLarge.details["argument"], "bytes")
+        XCTAssertEqual(h.call("cache.entries")["entries"]?.arrayValue?.count, 0, "nothing recorded")
+        // Pinned thumbnails are never evicted, so every one of them counts towards the cap's total.
+        for id in ids {
+            h.call("asset.pin", ["assetId": id, "pinned": true])
+            h.call("cache.record", ["assetId": id, "variant": "thumbnail", "bytes": .int(largest)])
+        }
+        for id in ids.prefix(2) { h.call("cache.record", ["assetId": id, "variant": "preview", "bytes": .int(largest)]) }
+        let usage = h.call("cache.usage")
+        XCTAssertEqual(usage["thumbnails"], .int(.max))
+        XCTAssertEqual(usage["pinned"], .int(.max))
+        XCTAssertEqual(usage["previews"], .int(2 * largest))
+        XCTAssertEqual(usage["total"], .int(.max))
+        XCTAssertEqual(usage["entries"], .int(1_102))
+        XCTAssertTrue(h.effects("cache.evict").isEmpty, "pinned: nothing evicted")
+        for id in ids.prefix(2) { h.call("asset.pin", ["assetId": id, "pinned": false]) }
+        XCTAssertEqual(h.call("cache.freeUpSpace")["freedBytes"], .int(2 * largest))
+    }
+
     func testThumbnailsUsedAtTheSameInstantAreEvictedInTheOrderTheyWereUsedNeverTheOneJustRecorded() throws {
         let h = try Harness(file: true, extra: ["cache": ["thumbnailBytes": 100]])
         // Ten assets, so that ids sort differently as text (as-10 < as-2 < as-9) than in use order.

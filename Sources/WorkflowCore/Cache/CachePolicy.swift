@@ -41,6 +41,21 @@ public struct CachePolicy: Sendable {
     public var thumbnailCapBytes: Int64
     public var previewLifetimeSeconds: Double
 
+    /// The largest size a cached file may be recorded with: 2^53 − 1 bytes (8 PiB), the
+    /// largest integer every JSON host reads exactly.
+    public static let maxEntryBytes: Int64 = (1 << 53) - 1
+
+    /// A sum of sizes that never traps: it stops at `Int64.max`, which only absurd sizes reach
+    /// (more than a thousand files of petabytes each).
+    public static func totalBytes<S: Sequence>(_ entries: S) -> Int64 where S.Element == CacheEntry {
+        entries.reduce(Int64(0)) { add($0, $1.bytes) }
+    }
+
+    static func add(_ a: Int64, _ b: Int64) -> Int64 {
+        let (sum, overflow) = a.addingReportingOverflow(b)
+        return overflow ? .max : sum
+    }
+
     public init(thumbnailCapBytes: Int64 = 209_715_200, previewDays: Double = 7) {
         self.thumbnailCapBytes = thumbnailCapBytes
         self.previewLifetimeSeconds = previewDays * 86_400
@@ -60,7 +75,7 @@ public struct CachePolicy: Sendable {
     /// cap, every unpinned one goes).
     public func thumbnailEvictions(_ entries: [CacheEntry]) -> [CacheEntry] {
         let thumbnails = entries.filter { $0.variant == .thumbnail }
-        var total = thumbnails.reduce(Int64(0)) { $0 + $1.bytes }
+        var total = CachePolicy.totalBytes(thumbnails)
         guard total > thumbnailCapBytes else { return [] }
         var evict: [CacheEntry] = []
         let candidates = thumbnails.filter { !$0.pinned }.sorted(by: CachePolicy.leastRecentlyUsedFirst)
@@ -89,13 +104,13 @@ public struct CachePolicy: Sendable {
         var pinned: Int64 = 0
         var pinnedAssets = Set<String>()
         for e in entries {
-            if e.variant == .thumbnail { thumbs += e.bytes } else { previews += e.bytes }
+            if e.variant == .thumbnail { thumbs = add(thumbs, e.bytes) } else { previews = add(previews, e.bytes) }
             if e.pinned {
-                pinned += e.bytes
+                pinned = add(pinned, e.bytes)
                 pinnedAssets.insert(e.assetId)
             }
         }
         return ["thumbnails": .int(thumbs), "previews": .int(previews), "pinned": .int(pinned),
-                "total": .int(thumbs + previews), "entries": JSON(entries.count), "pinnedAssets": JSON(pinnedAssets.count)]
+                "total": .int(add(thumbs, previews)), "entries": JSON(entries.count), "pinnedAssets": JSON(pinnedAssets.count)]
     }
 }

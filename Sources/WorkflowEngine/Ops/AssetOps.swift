@@ -72,7 +72,7 @@ extension Engine {
         "cache.record": OpHandler(mutates: true, args: ["assetId", "variant", "bytes"]) { (engine, uow, args) throws(EngineError) -> JSON in
             let asset = try requireAsset(uow, args)
             let variant = try cacheVariant(args)
-            guard let bytes = try args.optionalInt("bytes", min: 0) else { throw Args.missing("bytes") }
+            guard let bytes = try args.optionalInt("bytes", min: 0, max: CachePolicy.maxEntryBytes) else { throw Args.missing("bytes") }
             // The use order makes it the most recently used, also among entries used at the same instant.
             let entry = CacheEntry(assetId: asset.assetId, variant: variant, bytes: bytes, lastUsedAt: uow.now,
                                    pinned: asset.pinned, useOrder: uow.nextNumber("cacheUse"))
@@ -111,7 +111,7 @@ extension Engine {
         "cache.freeUpSpace": OpHandler(mutates: true, args: []) { (engine, uow, _) throws(EngineError) -> JSON in
             let victims = engine.cachePolicy.freeUpSpace(uow.allCacheEntries())
             for e in victims { engine.evict(uow, e, reason: "freeUpSpace") }
-            return ["evicted": JSON(victims.count), "freedBytes": .int(victims.reduce(0) { $0 + $1.bytes })]
+            return ["evicted": JSON(victims.count), "freedBytes": .int(CachePolicy.totalBytes(victims))]
         },
 
         // provider.setDefaults {kind, params} → {kind, params}: provider/model settings for a kind;
