@@ -22,17 +22,21 @@ public struct Args: Sendable {
     }
 
     public func string(_ key: String) throws(EngineError) -> String {
-        guard let v = self[key] else { throw Args.missing(key) }
-        guard case let .string(s) = v else { throw Args.wrong(key, "a string", v) }
+        guard let s = try optionalString(key) else { throw Args.missing(key) }
         guard !s.isEmpty else {
             throw .invalid("invalidArgument", "\(key) must not be empty", details: ["argument": .string(key)])
         }
         return s
     }
 
+    /// A string argument. None may contain U+0000 (as Jansson refuses by default): ids, titles
+    /// and kinds are kept in plain text columns, which end at the first NUL.
     public func optionalString(_ key: String) throws(EngineError) -> String? {
         guard let v = self[key] else { return nil }
         guard case let .string(s) = v else { throw Args.wrong(key, "a string", v) }
+        guard !s.utf8.contains(0) else {
+            throw .invalid("invalidArgument", "\(key) must not contain U+0000", details: ["argument": .string(key)])
+        }
         return s
     }
 

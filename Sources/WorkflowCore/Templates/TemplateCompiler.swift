@@ -79,6 +79,8 @@ public enum TemplateCompiler {
         r.rejectUnknown(top, allowed: templateFields)
         let name = r.requiredString(top, "name") ?? ""
         if top["name"]?.stringValue?.isEmpty == true { r.malformed("$.name", "'name' must not be empty") }
+        // The name is a workflow's title by default, kept in a plain text column of the store.
+        if top["name"]?.stringValue?.utf8.contains(0) == true { r.malformed("$.name", "'name' must not contain U+0000") }
         let description = r.optionalString(top, "description")
 
         // Nodes

@@ -65,6 +65,7 @@ public struct ToolSpec: Sendable, Equatable {
         let defaults = d.optionalObject(o, "defaults") ?? [:]
         let summaryParams = d.optionalStringArray(o, "summaryParams") ?? []
         if o["kind"]?.stringValue?.isEmpty == true { d.malformed("$.kind", "kind must not be empty") }
+        if o["kind"]?.stringValue?.utf8.contains(0) == true { d.malformed("$.kind", "kind must not contain U+0000") }
         // A tool's problems are argument errors, named as such.
         let issues = d.issues.map { issue -> TemplateIssue in
             var i = issue
