@@ -6,7 +6,9 @@ bent: a value replaced by an edge case (huge, negative or fractional numbers, em
 strings, the wrong type, ``null``), a member dropped or added, a batch of several. Whatever the
 call, the engine must answer with a result or a structured error: never crash, never
 ``WF_EINTERNAL``; and a call that fails must change nothing a host can see (the workflows with
-their nodes, runs and awaits, the inbox, the queues, the cache, the clock and the next deadline).
+their nodes, runs, awaits and cards, the inbox and badges, the queues, the cache, the clock and
+the next deadline). On a file store the engine is also closed and reopened now and then: with no
+local run running, the reopened engine must show exactly what the closed one showed.
 
 Seeded, so a failure replays: the assertion message lists the calls that led to it.
 """
@@ -148,16 +150,29 @@ class RandomHost:
             op = self.rnd.choice(["", "x", "batch", "workflow.get.", "WORKFLOW.GET"])
         return op, args
 
-    def visible_state(self) -> dict[str, Any]:
-        """What a host sees, through read-only ops."""
+    def visible_state(self, every_workflow: bool = False) -> dict[str, Any]:
+        """What a host sees, through read-only ops: everything, or the first six workflows."""
         seen = {}
         for op, args in (("workflow.list", {"includeArchived": True}), ("await.list", {}), ("scheduler.stats", {}),
-                         ("cache.usage", {}), ("template.list", {}), ("tool.list", {}), ("clock.now", {}),
-                         ("engine.nextDeadline", {})):
+                         ("cache.usage", {}), ("cache.entries", {}), ("template.list", {}), ("tool.list", {}),
+                         ("clock.now", {}), ("engine.nextDeadline", {}), ("badges.get", {})):
             seen[op] = self.engine.call(op, args)
-        for row in seen["workflow.list"]["rows"][:6]:
-            seen[row["workflowId"]] = self.engine.call("workflow.get", {"workflowId": row["workflowId"]})
+        rows = seen["workflow.list"]["rows"]
+        for row in rows if every_workflow else rows[:6]:
+            for op in ("workflow.get", "workflow.detail"):
+                seen[f"{op} {row['workflowId']}"] = self.engine.call(op, {"workflowId": row["workflowId"]})
         return seen
+
+    def reopen(self) -> None:
+        """Closes and reopens the store. When no local run was running (a reopen interrupts
+        those, and the slots they free may start queued work), nothing a host sees may differ."""
+        before = self.visible_state(every_workflow=True)
+        self.history.append({"op": "(close and reopen)"})
+        self.engine.close()
+        self.engine = Engine(self.config)
+        if before["scheduler.stats"]["local"]["running"] == 0:
+            assert self.visible_state(every_workflow=True) == before, \
+                f"a reopen changed what a host sees; {self.replay_note()}"
 
     def replay_note(self) -> str:
         return "the last calls:\n" + "\n".join(json.dumps(c)[:600] for c in self.history[-12:])
@@ -184,15 +199,14 @@ class RandomHost:
             else:
                 outcomes["ok"] = outcomes.get("ok", 0) + 1
                 self.harvest(result)
-            if reopen and self.rnd.random() < 0.01:
-                self.engine.close()
-                self.engine = Engine(self.config)
+            if reopen and self.rnd.random() < 0.02:
+                self.reopen()
         self.engine.close()
         return outcomes
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3, 4, 5, 6])
-def test_random_and_malformed_calls_never_crash_never_fail_internally_and_failing_calls_change_nothing(
+def test_random_and_malformed_calls_never_crash_never_fail_internally_and_failing_calls_or_reopens_change_nothing(
         seed: int, tmp_path: Path) -> None:
     file_store = seed % 2 == 1
     store = str(tmp_path / "random.sqlite") if file_store else ":memory:"
