@@ -433,14 +433,13 @@ final class UnitOfWork {
         for id in touchOrder {
             let original = originals.removeValue(forKey: id) ?? nil
             if deletedWorkflows.contains(id) {
-                let old = original
                 state.workflows[id] = nil
                 state.summaries[id] = nil
-                for r in old?.runs ?? [] {
+                for r in original?.runs ?? [] {
                     state.activeRuns[r.runId] = nil
                     if let j = r.jobId { state.jobs[j] = nil }
                 }
-                for a in old?.awaits ?? [] { state.openAwaits[a.awaitId] = nil }
+                for a in original?.awaits ?? [] { state.openAwaits[a.awaitId] = nil }
                 continue
             }
             guard var w = workflows.removeValue(forKey: id), let c = changes[id] else { continue }
