@@ -10,6 +10,13 @@ their nodes, runs, awaits and cards, the inbox and badges, the queues, the cache
 the next deadline). On a file store the engine is also closed and reopened now and then: with no
 local run running, the reopened engine must show exactly what the closed one showed.
 
+After a call that succeeds, now and then, what the engine keeps up to date call by call is
+checked against what it is kept from (``RandomHost.broken_invariants``): the list's rows and the
+badges against the workflows and their awaits, ``scheduler.stats`` against the runs
+(``node.history``) and the caps, no queued run left waiting while its queue and its workflow have
+a slot free, a known reason on every blocked node, and ``engine.nextDeadline``: advancing the
+clock to it fires something.
+
 Seeded, so a failure replays: the assertion message lists the calls that led to it.
 """
 
@@ -18,6 +25,9 @@ from __future__ import annotations
 import json
 import random
 import re
+import subprocess
+import sys
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +46,13 @@ EDGE_STRINGS = ["", " ", "x" * 10_000, "\u0000", "é", "😀", "../../etc/passwd
 # Members whose string values are ids worth reusing in later calls.
 ID_KEYS = ("id", "uri", "claimant", "kind", "port", "url")
 VARIABLE = re.compile(r"\$\{([^}]+)\}")
+NODE_STATES = {"blocked", "ready", "awaitingUser", "queuedRemote", "runningRemote", "runningLocal", "downloading",
+               "succeeded", "failed", "cancelled", "skipped"}
+BLOCKED_REASONS = {"waitingForInput", "inputChanged", "upstreamFailed", "toolNotInstalled", "offline"}
+TERMINAL_RUNS = {"succeeded", "failed", "cancelled", "skipped"}
+# Run statuses that hold a slot of their queue (a remote run gives its slot back when the provider
+# reports success, before its outputs are downloaded).
+SLOT_HOLDING = {"local": {"running"}, "remote": {"submitting", "retryWait", "submitted", "running"}}
 
 
 def fixture_calls() -> list[tuple[str, dict[str, Any]]]:
@@ -45,6 +62,10 @@ def fixture_calls() -> list[tuple[str, dict[str, Any]]]:
             if isinstance(step, dict) and isinstance(step.get("op"), str):
                 calls.append((step["op"], step.get("args") or {}))
     return calls
+
+
+def parse_time(text: str) -> datetime:
+    return datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 class RandomHost:
@@ -174,6 +195,75 @@ class RandomHost:
             assert self.visible_state(every_workflow=True) == before, \
                 f"a reopen changed what a host sees; {self.replay_note()}"
 
+    def broken_invariants(self) -> list[str]:
+        """What the engine keeps call by call (list rows, badges, queue counts), checked against
+        what it is kept from (the workflows, their awaits and runs), and the rules on queues."""
+        call = self.engine.call
+        broken: list[str] = []
+        stats, badges = call("scheduler.stats", {}), call("badges.get", {})
+        counted = {queue: {"running": 0, "queued": 0} for queue in ("remote", "local")}
+        per_workflow: dict[str, dict[str, dict[str, int]]] = {}
+        workflow_caps: dict[str, dict[str, int]] = {}
+        for row in call("workflow.list", {"includeArchived": True})["rows"]:
+            wid = row["workflowId"]
+            wf = call("workflow.get", {"workflowId": wid})
+            for key in ("title", "status", "stepsDone", "stepsTotal", "updatedAt", "archived", "templateId"):
+                if row[key] != wf[key]:
+                    broken.append(f"{wid}: workflow.list says {key} {row[key]!r}, workflow.get {wf[key]!r}")
+            pending = sum(1 for a in wf["awaits"] if a["status"] == "pending")
+            blocking = any(a["status"] != "done" and a["blocking"] for a in wf["awaits"])
+            if (row["awaitCount"], badges["workflows"].get(wid, 0)) != (pending, pending):
+                broken.append(f"{wid}: awaitCount {row['awaitCount']}, badge {badges['workflows'].get(wid, 0)}, "
+                              f"{pending} awaits pending")
+            if (row["hasBlockingAwait"], badges["blocking"].get(wid, False)) != (blocking, blocking):
+                broken.append(f"{wid}: hasBlockingAwait {row['hasBlockingAwait']}, badges.blocking "
+                              f"{badges['blocking'].get(wid, False)}, an open blocking await: {blocking}")
+            template = call("template.get", {"templateId": wf["templateId"]})["template"]
+            workflow_caps[wid] = (template.get("options") or {}).get("concurrency") or {}
+            mine = per_workflow[wid] = {queue: {"running": 0, "queued": 0} for queue in ("remote", "local")}
+            for node in wf["nodes"]:
+                where = f"{wid}/{node['nodeId']}"
+                if node["state"] not in NODE_STATES:
+                    broken.append(f"{where}: unknown state {node['state']!r}")
+                reason = node.get("blockedReason")
+                if node["state"] == "blocked" and not (reason and reason["code"] in BLOCKED_REASONS and reason["message"]):
+                    broken.append(f"{where}: blocked with reason {reason!r}")
+                runs = call("node.history", {"workflowId": wid, "nodeId": node["nodeId"]})["runs"]
+                live = [r for r in runs if r["status"] not in TERMINAL_RUNS]
+                if len(live) > 1:
+                    broken.append(f"{where}: {len(live)} runs not finished")
+                for r in live:
+                    if r["mode"] not in counted:
+                        continue  # interactive: no queue
+                    key = "queued" if r["status"] == "queued" else "running" if r["status"] in SLOT_HOLDING[r["mode"]] else None
+                    if key:
+                        counted[r["mode"]][key] += 1
+                        mine[r["mode"]][key] += 1
+        for queue in ("remote", "local"):
+            reported = {"running": stats[queue]["running"], "queued": stats[queue]["queued"]}
+            if reported != counted[queue]:
+                broken.append(f"scheduler.stats {queue} {reported}, the runs {counted[queue]}")
+            if stats[queue]["running"] > stats[queue]["cap"]:
+                broken.append(f"{queue}: {stats[queue]['running']} running over the cap {stats[queue]['cap']}")
+            if stats[queue]["running"] < stats[queue]["cap"] and (queue == "local" or stats["online"]):
+                for wid, mine in per_workflow.items():
+                    cap = workflow_caps[wid].get(queue)
+                    if mine[queue]["queued"] and (cap is None or mine[queue]["running"] < cap):
+                        broken.append(f"{wid}: {mine[queue]['queued']} {queue} runs queued with a slot free "
+                                      f"(the workflow runs {mine[queue]['running']}, cap {cap}; {stats[queue]})")
+        return broken
+
+    def advance_to_next_deadline(self) -> None:
+        """A deadline the engine reports is one where something fires."""
+        at = self.engine.call("engine.nextDeadline", {})["at"]
+        if at is None:
+            return
+        now = self.engine.call("clock.now", {})["now"]
+        seconds = (parse_time(at) - parse_time(now)).total_seconds()
+        self.history.append({"op": "clock.advance", "args": {"seconds": seconds}})
+        fired = self.engine.call("clock.advance", {"seconds": seconds})["fired"]
+        assert fired >= 1, f"nothing fired at the next deadline {at} (now {now}); {self.replay_note()}"
+
     def replay_note(self) -> str:
         return "the last calls:\n" + "\n".join(json.dumps(c)[:600] for c in self.history[-12:])
 
@@ -199,6 +289,11 @@ class RandomHost:
             else:
                 outcomes["ok"] = outcomes.get("ok", 0) + 1
                 self.harvest(result)
+                if self.rnd.random() < 0.1:
+                    broken = self.broken_invariants()
+                    assert not broken, f"after {op}: " + "; ".join(broken[:5]) + f"; {self.replay_note()}"
+                if self.rnd.random() < 0.03:
+                    self.advance_to_next_deadline()
             if reopen and self.rnd.random() < 0.02:
                 self.reopen()
         self.engine.close()
@@ -206,7 +301,7 @@ class RandomHost:
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3, 4, 5, 6])
-def test_random_and_malformed_calls_never_crash_never_fail_internally_and_failing_calls_or_reopens_change_nothing(
+def test_random_and_malformed_calls_never_crash_or_fail_internally_keep_counts_true_and_failing_calls_or_reopens_change_nothing(
         seed: int, tmp_path: Path) -> None:
     file_store = seed % 2 == 1
     store = str(tmp_path / "random.sqlite") if file_store else ":memory:"
@@ -230,3 +325,47 @@ def test_a_provider_report_for_a_local_run_is_refused_and_the_clock_still_advanc
         engine.call("job.transportError", {"runId": run_id, "httpStatus": 503})
     assert (refused.value.code, refused.value.details) == ("notRemote", {"runId": run_id, "mode": "local"})
     assert engine.call("clock.advance", {"seconds": 94}) == {"now": "2026-01-01T00:01:34.000Z", "fired": 0}
+
+
+def answers_of(seed: int, calls: int) -> str:
+    """Every answer to a seed's calls, and now and then everything a host sees, as JSON lines."""
+    host = RandomHost(seed, ":memory:")
+    lines = []
+    for i in range(calls):
+        op, args = host.next_call()
+        try:
+            answer: Any = {"ok": host.engine.call(op, args if isinstance(args, dict) else {"value": args})}
+            host.harvest(answer["ok"])
+        except WorkflowError as error:
+            answer = {"error": [error.status, error.code, error.message, error.details]}
+        if i % 10 == 0:
+            answer["seen"] = host.visible_state(every_workflow=True)
+        lines.append(json.dumps(answer))  # key order as the engine gave it
+    host.engine.close()
+    return "\n".join(lines)
+
+
+ANSWERS_SCRIPT = """
+import sys
+sys.path[:0] = sys.argv[1:3]
+from test_random_calls import answers_of
+sys.stdout.write(answers_of(int(sys.argv[3]), int(sys.argv[4])))
+"""
+
+
+@pytest.mark.parametrize("seed", [11, 12])
+def test_the_same_calls_give_the_same_answers_in_another_process(seed: int) -> None:
+    """Swift seeds its hashing afresh in every process: an answer whose order or content came
+    from iterating a Set or a Dictionary would differ between two runs of the same calls. With a
+    manual clock and a seed, the engine is a function of its calls, to the byte."""
+    tests_dir = str(Path(__file__).resolve().parent)
+    src_dir = str(Path(__file__).resolve().parents[1] / "src")
+    runs = [subprocess.run([sys.executable, "-c", ANSWERS_SCRIPT, tests_dir, src_dir, str(seed), "1500"],
+                           capture_output=True, text=True, check=True).stdout for _ in range(2)]
+    first, second = (run.splitlines() for run in runs)
+    assert len(first) == len(second) == 1500
+    differ = next((i for i, (a, b) in enumerate(zip(first, second)) if a != b), None)
+    if differ is not None:  # the first answer that differs, where it does; not a diff of megabytes
+        a, b = first[differ], second[differ]
+        at = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+        pytest.fail(f"answer {differ} differs at character {at}:\n…{a[max(0, at - 300):at + 300]}\n…{b[max(0, at - 300):at + 300]}")
