@@ -27,6 +27,7 @@ import random
 import re
 import subprocess
 import sys
+import threading
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -347,6 +348,7 @@ def answers_of(seed: int, calls: int) -> str:
 
 ANSWERS_SCRIPT = """
 import sys
+import threading
 sys.path[:0] = sys.argv[1:3]
 from test_random_calls import answers_of
 sys.stdout.write(answers_of(int(sys.argv[3]), int(sys.argv[4])))
@@ -369,3 +371,40 @@ def test_the_same_calls_give_the_same_answers_in_another_process(seed: int) -> N
         a, b = first[differ], second[differ]
         at = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
         pytest.fail(f"answer {differ} differs at character {at}:\n…{a[max(0, at - 300):at + 300]}\n…{b[max(0, at - 300):at + 300]}")
+
+
+def test_random_calls_from_four_threads_on_one_engine_never_fail_internally_and_leave_every_count_true(
+        tmp_path: Path) -> None:
+    """Calls on one engine are serialised inside it (workflow.h, "Thread safety"): four threads
+    making random calls at once get answers or structured errors, and leave the engine's
+    counts agreeing with its records, before and after a reopen."""
+    owner = RandomHost(21, str(tmp_path / "threads.sqlite"))
+    callers = [RandomHost(2100 + i, ":memory:") for i in range(4)]
+    failures: list[str] = []
+    answered = [0] * len(callers)
+
+    def make_calls(host: RandomHost) -> None:
+        for _ in range(1_000):
+            op, args = host.next_call()
+            try:
+                host.harvest(owner.engine.call(op, args if isinstance(args, dict) else {"value": args}))
+                answered[callers.index(host)] += 1
+            except WorkflowError as error:
+                if error.status == EINTERNAL or not (error.code and error.message):
+                    failures.append(f"{op}: {error!r}")
+            except Exception as error:  # anything else is a failure to report
+                failures.append(f"{op}: {error!r}")
+
+    for host in callers:
+        host.engine.close()
+    threads = [threading.Thread(target=make_calls, args=(host,)) for host in callers]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not failures, failures[:5]
+    assert min(answered) >= 200, answered  # the calls reach the engine's rules
+    assert not owner.broken_invariants()
+    owner.reopen()
+    assert not owner.broken_invariants()
+    owner.engine.close()
