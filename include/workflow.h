@@ -155,8 +155,12 @@ typedef struct wf_error {
  *                "durability": "normal" (default) or "full";
  *                "cache": {"thumbnailBytes": 209715200, "previewDays": 7};
  *                "assets": {"retentionDays": 7};
- *                "awaits": {"doneRetentionDays": 7}; "logLevel": "error"
- *                (trace … critical; lines go to standard error).
+ *                "awaits": {"doneRetentionDays": 7};
+ *                "memory": {"doneWorkflows": 256} (done workflows kept
+ *                loaded once read; the least recently used beyond that
+ *                leave memory and are read from the store again);
+ *                "logLevel": "error" (trace … critical; lines go to
+ *                standard error).
  *                docs/OPS.md describes every key. Unknown keys are rejected.
  * @return WF_OK; WF_EINVALID for a bad config; WF_ESTORE when the store
  *         cannot be opened or migrated.

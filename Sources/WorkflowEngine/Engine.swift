@@ -76,6 +76,8 @@ public final class Engine: @unchecked Sendable {
             return .failure(EngineError(.unsupported, "unknownOp", "unknown op '\(op)'", details: ["op": .string(op)]))
         }
         let uow = makeUnitOfWork()
+        // Between calls, quiet workflows beyond the configured number leave memory.
+        defer { state.dropQuietWorkflows(keeping: config.doneWorkflowsInMemory) }
         do throws(EngineError) {
             try handler.checkArguments(op, args)
             let result = try handler.run(self, uow, Args(args))

@@ -28,13 +28,17 @@ public struct EngineConfig: Sendable {
     public var awaitRetentionDays: Double = 7
     /// Quiet by default: an embedded library speaks when its host asks it to.
     public var logLevel: Logger.Level = .error
+    /// How many done workflows (nothing in the Action Center, nothing due) stay loaded once read;
+    /// beyond that the least recently used leave memory and are read from the store again when
+    /// needed. Workflows with work going on always stay.
+    public var doneWorkflowsInMemory: Int = 256
 
     public init() {}
 
     public static let defaultStart = Timestamp(rfc3339: "2026-01-01T00:00:00.000Z")!
 
     static let knownKeys: Set<String> = ["store", "clock", "seed", "concurrency", "pollIntervalSeconds",
-                                         "deepLinkScheme", "durability", "cache", "assets", "awaits", "logLevel"]
+                                         "deepLinkScheme", "durability", "cache", "assets", "awaits", "logLevel", "memory"]
 
     /// Parses the config object; every problem is `WF_EINVALID` naming the key.
     public static func parse(_ json: JSON?) throws(EngineError) -> EngineConfig {
@@ -142,6 +146,16 @@ public struct EngineConfig: Sendable {
             if let r = a["doneRetentionDays"] {
                 guard let d = r.doubleValue, d >= 0 else { throw bad("awaits.doneRetentionDays", "a non-negative number") }
                 c.awaitRetentionDays = d
+            }
+        }
+        if let v = o["memory"] {
+            guard case let .object(m) = v else { throw bad("memory", "an object") }
+            for key in m.keys where key != "doneWorkflows" { throw bad("memory.\(key)", "absent: only doneWorkflows is known") }
+            if let d = m["doneWorkflows"] {
+                guard let i = d.intValue, i >= 0, i <= 10_000_000 else {
+                    throw bad("memory.doneWorkflows", "an integer from 0 to 10000000")
+                }
+                c.doneWorkflowsInMemory = Int(i)
             }
         }
         if let v = o["logLevel"] {

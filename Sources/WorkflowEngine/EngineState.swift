@@ -44,6 +44,10 @@ final class EngineState {
     // Workflows: summaries of all, full state of those loaded.
     var summaries: [String: WorkflowSummary] = [:]
     var workflows: [String: Workflow] = [:]
+    /// The loaded workflows that are done and quiet (``isQuiet(_:)``), with when each was last
+    /// used: the ones ``dropQuietWorkflows(keeping:)`` may drop from memory.
+    var quietLoaded: [String: UInt64] = [:]
+    private var uses: UInt64 = 0
 
     // Assets loaded so far.
     var assets: [String: Asset] = [:]
@@ -67,6 +71,54 @@ final class EngineState {
     var cacheTimers = TimerQueue()
 
     func counter(_ name: String) -> Int64 { counters[name] ?? 0 }
+
+    // MARK: Loaded workflows
+
+    /// A workflow whose full state need not stay in memory: done, with nothing in the Action
+    /// Center, no run queued or holding a slot, no deadline. Only the host's reads bring it back
+    /// (`workflow.get`, `node.history`, …); nothing the engine does by itself reads it.
+    static func isQuiet(_ s: WorkflowSummary) -> Bool {
+        s.status == .done && s.inboxCount == 0 && s.nextDeadline == nil
+            && s.queuedRemote == 0 && s.queuedLocal == 0 && s.runningRemote == 0 && s.runningLocal == 0
+    }
+
+    /// Workflow `id`, loaded, was just loaded or committed with `summary` (its summary in
+    /// memory when nil): a quiet one becomes the most recently used of the quiet ones; one that
+    /// is no longer quiet leaves them.
+    func noteUse(_ id: String, summary: WorkflowSummary? = nil) {
+        if let s = summary ?? summaries[id], Self.isQuiet(s) {
+            uses &+= 1
+            quietLoaded[id] = uses
+        } else if !quietLoaded.isEmpty {
+            quietLoaded.removeValue(forKey: id)
+        }
+    }
+
+    /// A read of a loaded workflow: refreshes its place among the quiet ones (one lookup when it
+    /// is not one of them, as for every workflow with work going on).
+    func noteRead(_ id: String) {
+        guard let i = quietLoaded.index(forKey: id) else { return }
+        uses &+= 1
+        quietLoaded.values[i] = uses
+    }
+
+    /// Drops the least recently used quiet workflows from memory once more than `keep` and a
+    /// quarter are loaded (so the sort runs once per many calls), down to `keep`; the store
+    /// still has them, and the next read loads them again. Called between calls, never during one.
+    func dropQuietWorkflows(keeping keep: Int) {
+        guard quietLoaded.count > keep + keep / 4 else { return }
+        dropLeastRecentlyUsed(keeping: keep)
+    }
+
+    /// Drops the least recently used quiet workflows until `keep` remain.
+    func dropLeastRecentlyUsed(keeping keep: Int) {
+        guard quietLoaded.count > keep else { return }
+        let oldest = quietLoaded.sorted { $0.value < $1.value }.prefix(quietLoaded.count - keep)
+        for (id, _) in oldest {
+            quietLoaded[id] = nil
+            workflows[id] = nil
+        }
+    }
 }
 
 /// Names of the meta table's keys.

@@ -143,11 +143,15 @@ final class UnitOfWork {
     func workflow(_ id: String) throws(EngineError) -> Workflow? {
         if let w = workflows[id] { return w }
         if deletedWorkflows.contains(id) { return nil }
-        if let w = state.workflows[id] { return w }
+        if let w = state.workflows[id] {
+            state.noteRead(id)
+            return w
+        }
         guard state.summaries[id] != nil else { return nil }
         do {
             guard let w = try store.loadWorkflow(id) else { return nil }
             state.workflows[id] = w  // committed state, now cached
+            state.noteUse(id)
             return w
         } catch {
             throw EngineError(.store, "storeReadFailed", "cannot read workflow \(id): \(error)")
@@ -434,6 +438,7 @@ final class UnitOfWork {
             let original = originals.removeValue(forKey: id) ?? nil
             if deletedWorkflows.contains(id) {
                 state.workflows[id] = nil
+                state.quietLoaded[id] = nil
                 state.summaries[id] = nil
                 for r in original?.runs ?? [] {
                     state.activeRuns[r.runId] = nil
@@ -460,7 +465,9 @@ final class UnitOfWork {
                 state.openAwaits[w.awaits[i].awaitId] = w.awaits[i].isOpen ? id : nil
             }
             state.workflows[id] = w
-            if let s = summaries[id] { state.summaries[id] = s }
+            let summary = summaries[id]
+            if let summary { state.summaries[id] = summary }
+            state.noteUse(id, summary: summary)
         }
         for (id, a) in assets { state.assets[id] = a }
         for seq in deletedSeqs { state.outbox.remove(seq) }

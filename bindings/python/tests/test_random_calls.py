@@ -70,9 +70,10 @@ def parse_time(text: str) -> datetime:
 
 
 class RandomHost:
-    def __init__(self, seed: int, store: str) -> None:
+    def __init__(self, seed: int, store: str, **config: Any) -> None:
         self.rnd = random.Random(seed)
-        self.config = {"store": store, "clock": {"mode": "manual", "start": "2026-01-01T00:00:00.000Z"}, "seed": seed}
+        self.config = {"store": store, "clock": {"mode": "manual", "start": "2026-01-01T00:00:00.000Z"}, "seed": seed,
+                       **config}
         self.engine = Engine(self.config)
         self.pool: dict[str, set[str]] = {}
         self.calls = fixture_calls()
@@ -328,9 +329,9 @@ def test_a_provider_report_for_a_local_run_is_refused_and_the_clock_still_advanc
     assert engine.call("clock.advance", {"seconds": 94}) == {"now": "2026-01-01T00:01:34.000Z", "fired": 0}
 
 
-def answers_of(seed: int, calls: int) -> str:
+def answers_of(seed: int, calls: int, **config: Any) -> str:
     """Every answer to a seed's calls, and now and then everything a host sees, as JSON lines."""
-    host = RandomHost(seed, ":memory:")
+    host = RandomHost(seed, ":memory:", **config)
     lines = []
     for i in range(calls):
         op, args = host.next_call()
@@ -346,9 +347,18 @@ def answers_of(seed: int, calls: int) -> str:
     return "\n".join(lines)
 
 
+def assert_same_answers(one: str, other: str) -> None:
+    first, second = one.splitlines(), other.splitlines()
+    assert len(first) == len(second) == 1500
+    differ = next((i for i, (a, b) in enumerate(zip(first, second)) if a != b), None)
+    if differ is not None:  # the first answer that differs, where it does; not a diff of megabytes
+        a, b = first[differ], second[differ]
+        at = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+        pytest.fail(f"answer {differ} differs at character {at}:\n…{a[max(0, at - 300):at + 300]}\n…{b[max(0, at - 300):at + 300]}")
+
+
 ANSWERS_SCRIPT = """
 import sys
-import threading
 sys.path[:0] = sys.argv[1:3]
 from test_random_calls import answers_of
 sys.stdout.write(answers_of(int(sys.argv[3]), int(sys.argv[4])))
@@ -364,13 +374,18 @@ def test_the_same_calls_give_the_same_answers_in_another_process(seed: int) -> N
     src_dir = str(Path(__file__).resolve().parents[1] / "src")
     runs = [subprocess.run([sys.executable, "-c", ANSWERS_SCRIPT, tests_dir, src_dir, str(seed), "1500"],
                            capture_output=True, text=True, check=True).stdout for _ in range(2)]
-    first, second = (run.splitlines() for run in runs)
-    assert len(first) == len(second) == 1500
-    differ = next((i for i, (a, b) in enumerate(zip(first, second)) if a != b), None)
-    if differ is not None:  # the first answer that differs, where it does; not a diff of megabytes
-        a, b = first[differ], second[differ]
-        at = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
-        pytest.fail(f"answer {differ} differs at character {at}:\n…{a[max(0, at - 300):at + 300]}\n…{b[max(0, at - 300):at + 300]}")
+    assert_same_answers(runs[0], runs[1])
+
+
+@pytest.mark.parametrize("seed", [2, 37])  # seeds whose calls finish workflows
+def test_done_workflows_dropped_from_memory_and_read_again_from_the_store_change_no_answer(seed: int) -> None:
+    """With `memory.doneWorkflows` 0, every done workflow leaves memory after each call and is
+    read from the store when next needed: the engine must answer exactly as when it keeps them."""
+    kept = answers_of(seed, 1500)
+    done = {row["workflowId"] for line in kept.splitlines()
+            for row in json.loads(line).get("seen", {}).get("workflow.list", {}).get("rows", []) if row["status"] == "done"}
+    assert done, "the calls finish no workflow: choose another seed"
+    assert_same_answers(kept, answers_of(seed, 1500, memory={"doneWorkflows": 0}))
 
 
 def test_random_calls_from_four_threads_on_one_engine_never_fail_internally_and_leave_every_count_true(
