@@ -26,6 +26,8 @@ let package = Package(
             pkgConfig: "jansson",
             providers: [.apt(["libjansson-dev"])]
         ),
+        // glibc's mallinfo2, for wf-bench's memory figures.
+        .systemLibrary(name: "CMallocInfo"),
         .target(
             name: "WorkflowCore",
             dependencies: [
@@ -72,7 +74,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "wf-bench",
-            dependencies: ["CJansson", "WorkflowCore", "WorkflowStore", "WorkflowEngine", "WorkflowCAPI",
+            dependencies: ["CJansson", "CMallocInfo", "WorkflowCore", "WorkflowStore", "WorkflowEngine", "WorkflowCAPI",
                            .product(name: "GRDB", package: "GRDB.swift")]
         ),
         .testTarget(name: "WorkflowCoreTests", dependencies: ["WorkflowCore"]),

@@ -14,6 +14,7 @@ let benchmarks: [(name: String, onlyByName: Bool, run: () -> Void)] = [
     ("events", false, { EventBench.run() }),
     ("timers", false, { TimerBench.run() }),
     ("views", false, { ViewsBench.run() }),
+    ("memory", false, { MemoryBench.run() }),
     ("store", false, {
         StoreBench.run(memory: true)
         StoreBench.run(memory: false)
