@@ -110,13 +110,16 @@ final class EngineState {
         dropLeastRecentlyUsed(keeping: keep)
     }
 
-    /// Drops the least recently used quiet workflows until `keep` remain.
+    /// Drops the least recently used quiet workflows, and the assets they refer to, until `keep`
+    /// remain.
     func dropLeastRecentlyUsed(keeping keep: Int) {
         guard quietLoaded.count > keep else { return }
         let oldest = quietLoaded.sorted { $0.value < $1.value }.prefix(quietLoaded.count - keep)
         for (id, _) in oldest {
             quietLoaded[id] = nil
-            workflows[id] = nil
+            // The assets it refers to leave with it: the store has them too, and the next read
+            // of one (this workflow's or another's) loads it again.
+            for assetId in workflows.removeValue(forKey: id)?.referencedAssetIds ?? [] { assets[assetId] = nil }
         }
     }
 }

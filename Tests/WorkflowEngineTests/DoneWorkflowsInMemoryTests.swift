@@ -51,6 +51,8 @@ final class DoneWorkflowsInMemoryTests: XCTestCase {
             // A dropped workflow runs again like any other.
             let again = try XCTUnwrap(ids.first)
             XCTAssertNil(h.engine.state.workflows[again], "the least recently read is not in memory")
+            let output = try XCTUnwrap(h.engine.store.loadWorkflow(again)?.nodes[1].outputs["text"])
+            XCTAssertNil(h.engine.state.assets[output], "nor are the assets it refers to")
             let run = h.call("node.run", ["workflowId": .string(again), "nodeId": "upper1"])
             XCTAssertEqual(run["state"], "runningLocal")
             XCTAssertEqual(h.call("workflow.get", ["workflowId": .string(again)])["status"], "active")
