@@ -159,6 +159,8 @@ typedef struct wf_error {
  *                "memory": {"doneWorkflows": 256} (done workflows kept
  *                loaded once read; the least recently used beyond that
  *                leave memory and are read from the store again);
+ *                "metrics": {"maxQueued": 100000} (telemetry events kept
+ *                for metrics.take; the oldest go beyond that);
  *                "logLevel": "error" (trace … critical; lines go to
  *                standard error).
  *                docs/OPS.md describes every key. Unknown keys are rejected.

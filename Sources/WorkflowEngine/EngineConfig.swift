@@ -32,13 +32,16 @@ public struct EngineConfig: Sendable {
     /// beyond that the least recently used leave memory and are read from the store again when
     /// needed. Workflows with work going on always stay.
     public var doneWorkflowsInMemory: Int = 256
+    /// How many telemetry events wait for `metrics.take` at most; beyond that the oldest go, so a
+    /// host that never takes them does not grow its store for good.
+    public var maxQueuedMetrics: Int = 100_000
 
     public init() {}
 
     public static let defaultStart = Timestamp(rfc3339: "2026-01-01T00:00:00.000Z")!
 
     static let knownKeys: Set<String> = ["store", "clock", "seed", "concurrency", "pollIntervalSeconds",
-                                         "deepLinkScheme", "durability", "cache", "assets", "awaits", "logLevel", "memory"]
+                                         "deepLinkScheme", "durability", "cache", "assets", "awaits", "logLevel", "memory", "metrics"]
 
     /// Parses the config object; every problem is `WF_EINVALID` naming the key.
     public static func parse(_ json: JSON?) throws(EngineError) -> EngineConfig {
@@ -156,6 +159,16 @@ public struct EngineConfig: Sendable {
                     throw bad("memory.doneWorkflows", "an integer from 0 to 10000000")
                 }
                 c.doneWorkflowsInMemory = Int(i)
+            }
+        }
+        if let v = o["metrics"] {
+            guard case let .object(m) = v else { throw bad("metrics", "an object") }
+            for key in m.keys where key != "maxQueued" { throw bad("metrics.\(key)", "absent: only maxQueued is known") }
+            if let q = m["maxQueued"] {
+                guard let i = q.intValue, i >= 0, i <= 10_000_000 else {
+                    throw bad("metrics.maxQueued", "an integer from 0 to 10000000")
+                }
+                c.maxQueuedMetrics = Int(i)
             }
         }
         if let v = o["logLevel"] {

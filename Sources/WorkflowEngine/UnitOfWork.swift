@@ -399,6 +399,10 @@ final class UnitOfWork {
         cs.cacheEntries = cacheEntries
         cs.metricInserts = metrics
         cs.metricDeletesThrough = metricsDeletedThrough
+        // The queue keeps the newest events (their numbers have no gaps): older ones go.
+        if let last = metrics.last?.seq, last > Int64(config.maxQueuedMetrics) {
+            cs.metricDeletesThrough = max(metricsDeletedThrough ?? 0, last - Int64(config.maxQueuedMetrics))
+        }
         do {
             try store.commit(cs)
         } catch {

@@ -497,7 +497,7 @@ public final class SQLiteStore: EngineStore {
                 .execute(arguments: [m.seq, text(.object(m.body))])
         }
         if let through = c.metricDeletesThrough {
-            try db.execute(sql: "DELETE FROM metrics WHERE seq <= ?", arguments: [through])
+            try db.cachedStatement(sql: "DELETE FROM metrics WHERE seq <= ?").execute(arguments: [through])
         }
     }
 

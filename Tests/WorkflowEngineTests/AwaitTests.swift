@@ -430,6 +430,31 @@ final class TelemetryTests: XCTestCase {
         XCTAssertEqual(events, ["card.tap", "await.claimed", "await.completed", "node.cancelled", "node.retried"])
         XCTAssertEqual(h.call("metrics.take")["events"], [], "taken once")
     }
+
+    func testAHostThatNeverTakesMetricsKeepsOnlyTheNewestEventsEvenAcrossAReopen() throws {
+        let h = try Harness(file: true, extra: ["metrics": ["maxQueued": 3]])
+        for i in 1...5 { h.call("metrics.record", ["event": .string("tap.\(i)")]) }
+        try h.reopen()
+        h.call("batch", ["calls": [["op": "metrics.record", "args": ["event": "tap.6"]],
+                                   ["op": "metrics.record", "args": ["event": "tap.7"]]]])
+        let events = h.call("metrics.take")["events"]?.arrayValue?.compactMap { $0["event"]?.stringValue }
+        XCTAssertEqual(events, ["tap.5", "tap.6", "tap.7"], "the three newest, oldest first")
+        // Taking empties the queue; the cap then counts from the events recorded after it.
+        h.call("metrics.record", ["event": "tap.8"])
+        XCTAssertEqual(h.call("metrics.take")["events"]?.arrayValue?.compactMap { $0["event"]?.stringValue }, ["tap.8"])
+    }
+
+    func testMetricsMaxQueuedZeroKeepsNoEventsAndDefaultsToOneHundredThousand() throws {
+        let h = try Harness(extra: ["metrics": ["maxQueued": 0]])
+        h.call("metrics.record", ["event": "tap"])
+        XCTAssertEqual(h.call("metrics.take")["events"], [])
+        XCTAssertEqual(EngineConfig().maxQueuedMetrics, 100_000)
+        for bad in [JSON.int(-1), .int(10_000_001), "all", .double(1.5)] {
+            let e = Result { () throws(EngineError) in try EngineConfig.parse(["metrics": ["maxQueued": bad]]) }
+            guard case .failure(let error) = e else { return XCTFail("\(bad) should be refused") }
+            XCTAssertEqual(error.details["argument"], "config.metrics.maxQueued", "\(bad)")
+        }
+    }
 }
 
 /// Regressions found reviewing the op reference.
