@@ -216,7 +216,7 @@ extension Executor {
 
     func skipNode(_ wf: inout Workflow, awaitIndex i: Int, resolution: AwaitResolution) throws(EngineError) {
         let a = wf.awaits[i]
-        guard let r = wf.runIndex(a.runId), let n = wf.nodeIndex(a.nodeId) else { return }
+        guard let r = wf.runIndex(a.runId), let n = nodeIndex(wf, a.nodeId) else { return }
         wf.runs[r].finish(.skipped, at: ctx.now)
         try closeAwait(&wf, runId: a.runId, resolution: resolution)
         wf.nodes[n].outputs = [:]
@@ -234,7 +234,7 @@ extension Executor {
         let a = wf.awaits[i]
         try requireOpen(a, "complete")
         try requireUnclaimed(a, by: claimant)
-        guard let n = wf.nodeIndex(a.nodeId), let r = wf.runIndex(a.runId), wf.nodes[n].currentRunId == a.runId,
+        guard let n = nodeIndex(wf, a.nodeId), let r = wf.runIndex(a.runId), wf.nodes[n].currentRunId == a.runId,
             wf.nodes[n].state == .awaitingUser
         else {
             throw .state("staleAwait", "the await no longer matches its node's current run",
@@ -353,7 +353,7 @@ extension Executor {
         case .autoDefault:
             try autoDefault(&wf, awaitIndex: i, resolution: .cancelled)
         case .cancel:
-            guard let n = wf.nodeIndex(a.nodeId) else { return }
+            guard let n = nodeIndex(wf, a.nodeId) else { return }
             try cancel(&wf, n, because: NodeError(code: "awaitCancelled", message: "Cancelled from the request."))
             if let j = wf.awaits.firstIndex(where: { $0.awaitId == a.awaitId }) { wf.awaits[j].resolution = .cancelled }
             try reconcile(&wf)
@@ -424,7 +424,7 @@ extension Executor {
     /// default and the step fails with that explanation.
     func autoDefault(_ wf: inout Workflow, awaitIndex i: Int, resolution: AwaitResolution) throws(EngineError) {
         let a = wf.awaits[i]
-        guard let n = wf.nodeIndex(a.nodeId), let r = wf.runIndex(a.runId) else { return }
+        guard let n = nodeIndex(wf, a.nodeId), let r = wf.runIndex(a.runId) else { return }
         switch a.type {
         case .confirmParams:
             try confirmParams(&wf, runIndex: r, n: n, resolution: resolution)

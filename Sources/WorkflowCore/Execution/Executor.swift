@@ -242,7 +242,7 @@ public struct Executor {
     /// run whose frozen input assets are gone never starts (`inputAssetGone`).
     public func beginRun(_ wf: inout Workflow, runIndex r: Int) throws(EngineError) {
         let run = wf.runs[r]
-        guard run.status == .queued, let n = wf.nodeIndex(run.nodeId) else { return }
+        guard run.status == .queued, let n = nodeIndex(wf, run.nodeId) else { return }
         let inputs: JSONObject
         switch try frozenInputs(run) {
         case let .gone(port, id):
@@ -357,7 +357,7 @@ public struct Executor {
 
     /// Run `r` produced `outputs`: the node succeeds and its consumers are re-gated.
     func succeed(_ wf: inout Workflow, runIndex r: Int, outputs: [String: String]) throws(EngineError) {
-        let n = wf.nodeIndex(wf.runs[r].nodeId)!
+        let n = nodeIndex(wf, wf.runs[r].nodeId)!
         wf.runs[r].finish(.succeeded, at: ctx.now)
         wf.runs[r].outputs = outputs
         wf.runs[r].progress = 1
@@ -370,7 +370,7 @@ public struct Executor {
     /// Run `r` failed: the node fails with `error`, and the workflow's error policy applies
     /// unless the failure is an interruption.
     func fail(_ wf: inout Workflow, runIndex r: Int, error: NodeError, applyPolicy: Bool = true) throws(EngineError) {
-        let n = wf.nodeIndex(wf.runs[r].nodeId)!
+        let n = nodeIndex(wf, wf.runs[r].nodeId)!
         wf.runs[r].finish(.failed, at: ctx.now, error: error)
         wf.nodes[n].lastError = error
         try setState(&wf, n, .failed)

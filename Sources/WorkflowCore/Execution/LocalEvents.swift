@@ -10,7 +10,7 @@ extension Executor {
                            details: ["runId": .string(run.runId)])
         }
         guard run.status == .running else { return .ignored("the run is \(run.status.rawValue), not running") }
-        let n = wf.nodeIndex(run.nodeId)!
+        let n = nodeIndex(wf, run.nodeId)!
         if let error {
             ctx.settle(answerKey: AnswerKey.local(run.runId))
             try fail(&wf, runIndex: r, error: error)

@@ -245,7 +245,7 @@ extension Executor {
     {
         let run = wf.runs[r]
         try requireRemote(run)
-        guard let n = wf.nodeIndex(run.nodeId), let expected = graph.nodes[n].outputs.port(named: port)?.type else {
+        guard let n = nodeIndex(wf, run.nodeId), let expected = graph.nodes[n].outputs.port(named: port)?.type else {
             throw .notFound("unknownPort", "'\(run.nodeId)' has no output port '\(port)'",
                            details: ["port": .string(port), "runId": .string(run.runId)])
         }
