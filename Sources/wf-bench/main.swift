@@ -15,6 +15,7 @@ let benchmarks: [(name: String, onlyByName: Bool, run: () -> Void)] = [
     ("timers", false, { TimerBench.run() }),
     ("views", false, { ViewsBench.run() }),
     ("memory", false, { MemoryBench.run() }),
+    ("scale", false, { ScaleBench.run() }),
     ("store", false, {
         StoreBench.run(memory: true)
         StoreBench.run(memory: false)
