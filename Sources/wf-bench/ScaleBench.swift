@@ -9,9 +9,9 @@ import WorkflowEngine
 /// records (docs/BENCHMARKS.md, "scale"); these ratios show how much.
 enum ScaleBench {
     static func run() {
-        print("scale: one call's cost as a workflow grows, in-memory store")
+        print("scale: one call's cost as a workflow grows, in-memory store (medians of five engines)")
         let small = completion(nodes: 20)
-        print(String(format: "  local completion, 20 independent nodes (baseline): %@ per call", Measure.us(small)))
+        print(String(format: "  local completion, 20 independent nodes (baseline): %@ per call (100 workflows)", Measure.us(small)))
         for n in [500, 2_000] {
             let t = completion(nodes: n)
             print(String(format: "  local completion, %5d independent nodes:          %@ per call = %.1f× the baseline", n, Measure.us(t), t / small))
@@ -28,22 +28,39 @@ enum ScaleBench {
         return d.call("template.register", ["template": ["schema": "app.workflow/v2", "name": "wide", "nodes": .array(list)]])["templateId"]!
     }
 
-    /// Seconds per `local.completed` call, every node of one workflow completed one call each.
-    static func completion(nodes: Int) -> Double {
+    /// The median of five measurements, each on a fresh engine.
+    static func median(_ measure: () -> Double) -> Double {
+        let samples = (0..<5).map { _ in measure() }.sorted()
+        return samples[2]
+    }
+
+    /// Seconds per `local.completed` call, every node of a workflow completed one call each,
+    /// workflow after workflow until about 2,000 calls were timed (median of five engines).
+    static func completion(nodes: Int) -> Double { median { completionOnce(nodes: nodes) } }
+
+    static func completionOnce(nodes: Int) -> Double {
         let d = Driver.open(store: ":memory:", extra: ["concurrency": ["local": 4]])
         defer { d.engine.close() }
-        let wf = d.call("workflow.create", ["templateId": register(d, nodes: nodes)])["workflowId"]!
-        d.call("workflow.runAllReady", ["workflowId": wf])
-        let start = DispatchTime.now().uptimeNanoseconds
-        var calls = 0
-        while case let n = d.completeLocalRuns(), n > 0 { calls += n }
-        guard calls == nodes else { fatalError("wf-bench: \(calls) completions of \(nodes) nodes") }
-        return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9 / Double(calls)
+        let tpl = register(d, nodes: nodes)
+        var seconds = 0.0, calls = 0
+        for _ in 0..<max(1, 2_000 / nodes) {
+            let wf = d.call("workflow.create", ["templateId": tpl])["workflowId"]!
+            d.call("workflow.runAllReady", ["workflowId": wf])
+            let start = DispatchTime.now().uptimeNanoseconds
+            var completed = 0
+            while case let n = d.completeLocalRuns(), n > 0 { completed += n }
+            seconds += Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+            guard completed == nodes else { fatalError("wf-bench: \(completed) completions of \(nodes) nodes") }
+            calls += completed
+        }
+        return seconds / Double(calls)
     }
 
     /// Seconds per cycle (`node.run`, `effects.take`, `local.completed`) of one node that has
-    /// already run `history` times.
-    static func rerun(history: Int, cycles: Int = 1_000) -> Double {
+    /// already run `history` times (median of five engines).
+    static func rerun(history: Int) -> Double { median { rerunOnce(history: history) } }
+
+    static func rerunOnce(history: Int, cycles: Int = 200) -> Double {
         let d = Driver.open(store: ":memory:")
         defer { d.engine.close() }
         let wf = d.call("workflow.create", ["templateId": register(d, nodes: 1)])["workflowId"]!

@@ -52,6 +52,38 @@ final class ChangeTrackedArrayTests: XCTestCase {
         XCTAssertEqual(call.touched, [129], "marked clean: positions are recorded afresh")
     }
 
+    /// Two copies of a large array (the touched positions past 63 kept apart from the first 64)
+    /// that write and append at both ends leave the committed copy and each other as they were,
+    /// and stay equal where they did not write.
+    func testCopiesOfALargeArrayStayIndependentWhereverTheyWrite() {
+        var committed = ChangeTrackedArray((0..<300).map { Record(name: "r\($0)", count: 0) })
+        committed.markClean()
+        var call = committed
+        for i in [0, 63, 64, 127, 128, 200, 299] { call[i].count += 1 }
+        call[250] = Record(name: "new", count: 5)
+        for i in 300..<330 { call.append(Record(name: "r\(i)", count: 0)) }
+        var other = committed
+        other[64].count = 9
+        other.append(Record(name: "other", count: 0))
+        XCTAssertEqual(committed.count, 300)
+        XCTAssertTrue(committed.elements.allSatisfy { $0.count == 0 }, "the committed copy is untouched")
+        XCTAssertEqual(call.count, 330)
+        XCTAssertEqual(call.changedPositions(since: committed), [0, 63, 64, 127, 128, 200, 250, 299] + Array(300..<330))
+        XCTAssertEqual(call[250], Record(name: "new", count: 5))
+        XCTAssertEqual(call[329], Record(name: "r329", count: 0))
+        XCTAssertEqual(other[64].count, 9)
+        XCTAssertEqual(other[300].name, "other")
+        XCTAssertEqual(other.changedPositions(since: committed), [64, 300])
+        XCTAssertEqual(Array(call.indices), Array(0..<330))
+        XCTAssertEqual(call.elements.filter { $0.count == 1 }.count, 7)
+        // Equality compares the records.
+        var same = committed
+        same[200].count = 0
+        XCTAssertEqual(same, committed)
+        XCTAssertNotEqual(call, committed)
+        XCTAssertEqual(ChangeTrackedArray(committed.elements), committed)
+    }
+
     func testAnArrayNotMarkedCleanIsComparedWhole() {
         let stored = ChangeTrackedArray([1, 2, 3])
         let rebuilt = ChangeTrackedArray([1, 9, 3, 4])
