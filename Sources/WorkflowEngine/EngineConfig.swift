@@ -41,7 +41,8 @@ public struct EngineConfig: Sendable {
     public static let defaultStart = Timestamp(rfc3339: "2026-01-01T00:00:00.000Z")!
 
     static let knownKeys: Set<String> = ["store", "clock", "seed", "concurrency", "pollIntervalSeconds",
-                                         "deepLinkScheme", "durability", "cache", "assets", "awaits", "logLevel", "memory", "metrics"]
+                                         "deepLinkScheme", "durability", "cache", "assets", "awaits", "logLevel",
+                                         "memory", "metrics"]
 
     /// Parses the config object; every problem is `WF_EINVALID` naming the key.
     public static func parse(_ json: JSON?) throws(EngineError) -> EngineConfig {
