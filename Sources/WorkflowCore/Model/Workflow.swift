@@ -1,59 +1,169 @@
 /// A workflow instance: one run of a template's graph, with every node's state, every run, and
 /// every await. This is the unit the engine loads, changes and persists.
 public struct Workflow: Sendable, Equatable {
-    public let workflowId: String
+    /// The fields, in one shared object: a copy of a workflow (the engine makes dozens per call)
+    /// retains one reference instead of every string and array, and the first write to a copy
+    /// copies the object (its records stay shared, see ``ChangeTrackedArray``).
+    @usableFromInline
+    final class Storage: @unchecked Sendable {  // written only while uniquely referenced
+        @usableFromInline let workflowId: String
+        @usableFromInline @exclusivity(unchecked) var seq: Int64
+        @usableFromInline @exclusivity(unchecked) var templateId: String
+        @usableFromInline @exclusivity(unchecked) var title: String
+        @usableFromInline @exclusivity(unchecked) var createdAt: Timestamp
+        @usableFromInline @exclusivity(unchecked) var updatedAt: Timestamp
+        @usableFromInline @exclusivity(unchecked) var archived: Bool
+        @usableFromInline @exclusivity(unchecked) var autoRun: Bool
+        @usableFromInline @exclusivity(unchecked) var pollingPaused: Bool
+        @usableFromInline @exclusivity(unchecked) var status: WorkflowStatus
+        @usableFromInline @exclusivity(unchecked) var nodes: ChangeTrackedArray<NodeInstance>
+        @usableFromInline @exclusivity(unchecked) var runs: ChangeTrackedArray<Run>
+        @usableFromInline @exclusivity(unchecked) var awaits: ChangeTrackedArray<AwaitRequest>
+
+        @inlinable init(workflowId: String, seq: Int64, templateId: String, title: String, createdAt: Timestamp,
+                        updatedAt: Timestamp, archived: Bool, autoRun: Bool, pollingPaused: Bool, status: WorkflowStatus,
+                        nodes: ChangeTrackedArray<NodeInstance>, runs: ChangeTrackedArray<Run>,
+                        awaits: ChangeTrackedArray<AwaitRequest>) {
+            self.workflowId = workflowId
+            self.seq = seq
+            self.templateId = templateId
+            self.title = title
+            self.createdAt = createdAt
+            self.updatedAt = updatedAt
+            self.archived = archived
+            self.autoRun = autoRun
+            self.pollingPaused = pollingPaused
+            self.status = status
+            self.nodes = nodes
+            self.runs = runs
+            self.awaits = awaits
+        }
+
+        @inlinable func copy() -> Storage {
+            Storage(workflowId: workflowId, seq: seq, templateId: templateId, title: title, createdAt: createdAt,
+                    updatedAt: updatedAt, archived: archived, autoRun: autoRun, pollingPaused: pollingPaused,
+                    status: status, nodes: nodes, runs: runs, awaits: awaits)
+        }
+    }
+
+    @usableFromInline var storage: Storage
+
+    /// Makes ``storage`` this value's own before a write.
+    @inlinable mutating func unique() {
+        if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
+    }
+
+    public var workflowId: String { storage.workflowId }
     /// Creation order, for stable listing and fair round-robin.
-    public var seq: Int64
-    public var templateId: String
-    public var title: String
-    public var createdAt: Timestamp
-    public var updatedAt: Timestamp
-    public var archived: Bool
+    @inlinable public var seq: Int64 {
+        _read { yield storage.seq }
+        _modify {
+            unique()
+            yield &storage.seq
+        }
+    }
+    @inlinable public var templateId: String {
+        _read { yield storage.templateId }
+        _modify {
+            unique()
+            yield &storage.templateId
+        }
+    }
+    @inlinable public var title: String {
+        _read { yield storage.title }
+        _modify {
+            unique()
+            yield &storage.title
+        }
+    }
+    @inlinable public var createdAt: Timestamp {
+        _read { yield storage.createdAt }
+        _modify {
+            unique()
+            yield &storage.createdAt
+        }
+    }
+    @inlinable public var updatedAt: Timestamp {
+        _read { yield storage.updatedAt }
+        _modify {
+            unique()
+            yield &storage.updatedAt
+        }
+    }
+    @inlinable public var archived: Bool {
+        _read { yield storage.archived }
+        _modify {
+            unique()
+            yield &storage.archived
+        }
+    }
     /// After "Run all ready", nodes that become ready start by themselves.
-    public var autoRun: Bool
+    @inlinable public var autoRun: Bool {
+        _read { yield storage.autoRun }
+        _modify {
+            unique()
+            yield &storage.autoRun
+        }
+    }
     /// Pauses status polls only; jobs keep running remotely.
-    public var pollingPaused: Bool
-    public var status: WorkflowStatus
+    @inlinable public var pollingPaused: Bool {
+        _read { yield storage.pollingPaused }
+        _modify {
+            unique()
+            yield &storage.pollingPaused
+        }
+    }
+    @inlinable public var status: WorkflowStatus {
+        _read { yield storage.status }
+        _modify {
+            unique()
+            yield &storage.status
+        }
+    }
     /// In template order (index = template node index).
-    public var nodes: ChangeTrackedArray<NodeInstance>
+    @inlinable public var nodes: ChangeTrackedArray<NodeInstance> {
+        _read { yield storage.nodes }
+        _modify {
+            unique()
+            yield &storage.nodes
+        }
+    }
     /// Every run, in creation order.
-    public var runs: ChangeTrackedArray<Run>
+    @inlinable public var runs: ChangeTrackedArray<Run> {
+        _read { yield storage.runs }
+        _modify {
+            unique()
+            yield &storage.runs
+        }
+    }
     /// Every await, in creation order.
-    public var awaits: ChangeTrackedArray<AwaitRequest>
+    @inlinable public var awaits: ChangeTrackedArray<AwaitRequest> {
+        _read { yield storage.awaits }
+        _modify {
+            unique()
+            yield &storage.awaits
+        }
+    }
 
     public init(workflowId: String, seq: Int64, templateId: String, title: String, createdAt: Timestamp,
                 nodes: [NodeInstance]) {
-        self.workflowId = workflowId
-        self.seq = seq
-        self.templateId = templateId
-        self.title = title
-        self.createdAt = createdAt
-        self.updatedAt = createdAt
-        self.archived = false
-        self.autoRun = false
-        self.pollingPaused = false
-        self.status = .active
-        self.nodes = ChangeTrackedArray(nodes)
-        self.runs = []
-        self.awaits = []
+        storage = Storage(workflowId: workflowId, seq: seq, templateId: templateId, title: title, createdAt: createdAt,
+                          updatedAt: createdAt, archived: false, autoRun: false, pollingPaused: false, status: .active,
+                          nodes: ChangeTrackedArray(nodes), runs: [], awaits: [])
     }
 
     public init(workflowId: String, seq: Int64, templateId: String, title: String, createdAt: Timestamp,
                 updatedAt: Timestamp, archived: Bool, autoRun: Bool, pollingPaused: Bool, status: WorkflowStatus,
                 nodes: [NodeInstance], runs: [Run], awaits: [AwaitRequest]) {
-        self.workflowId = workflowId
-        self.seq = seq
-        self.templateId = templateId
-        self.title = title
-        self.createdAt = createdAt
-        self.updatedAt = updatedAt
-        self.archived = archived
-        self.autoRun = autoRun
-        self.pollingPaused = pollingPaused
-        self.status = status
-        self.nodes = ChangeTrackedArray(nodes)
-        self.runs = ChangeTrackedArray(runs)
-        self.awaits = ChangeTrackedArray(awaits)
+        storage = Storage(workflowId: workflowId, seq: seq, templateId: templateId, title: title, createdAt: createdAt,
+                          updatedAt: updatedAt, archived: archived, autoRun: autoRun, pollingPaused: pollingPaused,
+                          status: status, nodes: ChangeTrackedArray(nodes), runs: ChangeTrackedArray(runs),
+                          awaits: ChangeTrackedArray(awaits))
+    }
+
+    public static func == (a: Workflow, b: Workflow) -> Bool {
+        a.storage === b.storage
+            || (a.sameOwnFields(as: b) && a.nodes == b.nodes && a.runs == b.runs && a.awaits == b.awaits)
     }
 
     public func nodeIndex(_ nodeId: String) -> Int? { nodes.firstIndex { $0.nodeId == nodeId } }
@@ -102,19 +212,14 @@ public struct Workflow: Sendable, Equatable {
 
 extension Workflow {
     /// Whether the workflow's own fields (all but its nodes, runs and awaits) are equal: field by
-    /// field, without copying the workflow. Keep in step with the stored properties; debug builds
-    /// check it against comparing copies with the records set aside.
+    /// field, without copying the workflow. Keep in step with ``Storage``'s properties.
     func sameOwnFields(as old: Workflow) -> Bool {
         let same = workflowId == old.workflowId && seq == old.seq && templateId == old.templateId
             && title == old.title && createdAt == old.createdAt && updatedAt == old.updatedAt
             && archived == old.archived && autoRun == old.autoRun && pollingPaused == old.pollingPaused
             && status == old.status
-        assert(same == {
-            var mine = self, theirs = old
-            (mine.nodes, mine.runs, mine.awaits) = ([], [], [])
-            (theirs.nodes, theirs.runs, theirs.awaits) = ([], [], [])
-            return mine == theirs
-        }(), "Workflow.sameOwnFields misses a stored property")
+        // Every field of Storage but the three record arrays is compared above.
+        assert(Mirror(reflecting: storage).children.count == 13, "Workflow.sameOwnFields misses a stored property")
         return same
     }
 }
