@@ -6,9 +6,11 @@
 /// a copy never moves while its row is being bound. Used only inside the store's serial queue,
 /// by one row at a time.
 package final class BindArena: @unchecked Sendable {
-    private var chunks: [UnsafeMutableRawBufferPointer] = []
-    private var chunk = 0
-    private var used = 0
+    // No dynamic exclusivity checks: the arena is used by one row at a time and no access
+    // overlaps another (the checks cost about 0.6 % of a node completion's instructions).
+    @exclusivity(unchecked) private var chunks: [UnsafeMutableRawBufferPointer] = []
+    @exclusivity(unchecked) private var chunk = 0
+    @exclusivity(unchecked) private var used = 0
     private static let chunkSize = 64 * 1024
 
     package init() {}
