@@ -54,6 +54,7 @@ public struct Workflow: Sendable, Equatable {
     }
 
     public var workflowId: String { storage.workflowId }
+
     /// Creation order, for stable listing and fair round-robin.
     @inlinable public var seq: Int64 {
         _read { yield storage.seq }
@@ -62,6 +63,7 @@ public struct Workflow: Sendable, Equatable {
             yield &storage.seq
         }
     }
+
     @inlinable public var templateId: String {
         _read { yield storage.templateId }
         _modify {
@@ -69,6 +71,7 @@ public struct Workflow: Sendable, Equatable {
             yield &storage.templateId
         }
     }
+
     @inlinable public var title: String {
         _read { yield storage.title }
         _modify {
@@ -76,6 +79,7 @@ public struct Workflow: Sendable, Equatable {
             yield &storage.title
         }
     }
+
     @inlinable public var createdAt: Timestamp {
         _read { yield storage.createdAt }
         _modify {
@@ -83,6 +87,7 @@ public struct Workflow: Sendable, Equatable {
             yield &storage.createdAt
         }
     }
+
     @inlinable public var updatedAt: Timestamp {
         _read { yield storage.updatedAt }
         _modify {
@@ -90,6 +95,7 @@ public struct Workflow: Sendable, Equatable {
             yield &storage.updatedAt
         }
     }
+
     @inlinable public var archived: Bool {
         _read { yield storage.archived }
         _modify {
@@ -97,6 +103,7 @@ public struct Workflow: Sendable, Equatable {
             yield &storage.archived
         }
     }
+
     /// After "Run all ready", nodes that become ready start by themselves.
     @inlinable public var autoRun: Bool {
         _read { yield storage.autoRun }
@@ -105,6 +112,7 @@ public struct Workflow: Sendable, Equatable {
             yield &storage.autoRun
         }
     }
+
     /// Pauses status polls only; jobs keep running remotely.
     @inlinable public var pollingPaused: Bool {
         _read { yield storage.pollingPaused }
@@ -113,6 +121,7 @@ public struct Workflow: Sendable, Equatable {
             yield &storage.pollingPaused
         }
     }
+
     @inlinable public var status: WorkflowStatus {
         _read { yield storage.status }
         _modify {
@@ -120,6 +129,7 @@ public struct Workflow: Sendable, Equatable {
             yield &storage.status
         }
     }
+
     /// In template order (index = template node index).
     @inlinable public var nodes: ChangeTrackedArray<NodeInstance> {
         _read { yield storage.nodes }
@@ -128,6 +138,7 @@ public struct Workflow: Sendable, Equatable {
             yield &storage.nodes
         }
     }
+
     /// Every run, in creation order.
     @inlinable public var runs: ChangeTrackedArray<Run> {
         _read { yield storage.runs }
@@ -136,6 +147,7 @@ public struct Workflow: Sendable, Equatable {
             yield &storage.runs
         }
     }
+
     /// Every await, in creation order.
     @inlinable public var awaits: ChangeTrackedArray<AwaitRequest> {
         _read { yield storage.awaits }
