@@ -134,44 +134,27 @@ public struct EngineConfig: Sendable {
                 c.previewDays = d
             }
         }
-        if let v = o["assets"] {
-            guard case let .object(a) = v else { throw bad("assets", "an object") }
-            for key in a.keys where key != "retentionDays" { throw bad("assets.\(key)", "absent: only retentionDays is known") }
-            if let r = a["retentionDays"] {
-                guard let d = r.doubleValue, d >= 0 else { throw bad("assets.retentionDays", "a non-negative number") }
-                c.assetRetentionDays = d
-            }
+        /// `config.key` as an object whose one known member is `member`: that member, if given.
+        func onlyMember(_ key: String, _ member: String) throws(EngineError) -> JSON? {
+            guard let v = o[key] else { return nil }
+            guard case let .object(m) = v else { throw bad(key, "an object") }
+            for k in m.keys where k != member { throw bad("\(key).\(k)", "absent: only \(member) is known") }
+            return m[member]
         }
-        if let v = o["awaits"] {
-            guard case let .object(a) = v else { throw bad("awaits", "an object") }
-            for key in a.keys where key != "doneRetentionDays" {
-                throw bad("awaits.\(key)", "absent: only doneRetentionDays is known")
-            }
-            if let r = a["doneRetentionDays"] {
-                guard let d = r.doubleValue, d >= 0 else { throw bad("awaits.doneRetentionDays", "a non-negative number") }
-                c.awaitRetentionDays = d
-            }
+        func days(_ v: JSON, _ path: String) throws(EngineError) -> Double {
+            guard let d = v.doubleValue, d >= 0 else { throw bad(path, "a non-negative number") }
+            return d
         }
-        if let v = o["memory"] {
-            guard case let .object(m) = v else { throw bad("memory", "an object") }
-            for key in m.keys where key != "doneWorkflows" { throw bad("memory.\(key)", "absent: only doneWorkflows is known") }
-            if let d = m["doneWorkflows"] {
-                guard let i = d.intValue, i >= 0, i <= 10_000_000 else {
-                    throw bad("memory.doneWorkflows", "an integer from 0 to 10000000")
-                }
-                c.doneWorkflowsInMemory = Int(i)
-            }
+        func count(_ v: JSON, _ path: String) throws(EngineError) -> Int {
+            guard let i = v.intValue, i >= 0, i <= 10_000_000 else { throw bad(path, "an integer from 0 to 10000000") }
+            return Int(i)
         }
-        if let v = o["metrics"] {
-            guard case let .object(m) = v else { throw bad("metrics", "an object") }
-            for key in m.keys where key != "maxQueued" { throw bad("metrics.\(key)", "absent: only maxQueued is known") }
-            if let q = m["maxQueued"] {
-                guard let i = q.intValue, i >= 0, i <= 10_000_000 else {
-                    throw bad("metrics.maxQueued", "an integer from 0 to 10000000")
-                }
-                c.maxQueuedMetrics = Int(i)
-            }
+        if let r = try onlyMember("assets", "retentionDays") { c.assetRetentionDays = try days(r, "assets.retentionDays") }
+        if let r = try onlyMember("awaits", "doneRetentionDays") {
+            c.awaitRetentionDays = try days(r, "awaits.doneRetentionDays")
         }
+        if let d = try onlyMember("memory", "doneWorkflows") { c.doneWorkflowsInMemory = try count(d, "memory.doneWorkflows") }
+        if let q = try onlyMember("metrics", "maxQueued") { c.maxQueuedMetrics = try count(q, "metrics.maxQueued") }
         if let v = o["logLevel"] {
             guard let s = v.stringValue, let level = Logger.Level(rawValue: s) else {
                 throw bad("logLevel", "one of trace, debug, info, notice, warning, error, critical")

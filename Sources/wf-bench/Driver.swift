@@ -58,6 +58,18 @@ struct Driver {
         return ["schema": "app.workflow/v2", "name": .string("pure \(n)"), "nodes": .array(nodes), "edges": .array(edges)]
     }
 
+    /// `count` workflows of a ``pureDAG(nodes:width:)`` of `nodes` nodes (the pure tools and the
+    /// template registered first), each started with "Run all ready"; returns their ids.
+    func startPureDAGs(_ count: Int, nodes: Int) -> [JSON] {
+        registerPureTools()
+        let tpl = call("template.register", ["template": Driver.pureDAG(nodes: nodes)])["templateId"]!
+        return (0..<count).map { _ in
+            let wf = call("workflow.create", ["templateId": tpl])["workflowId"]!
+            call("workflow.runAllReady", ["workflowId": wf])
+            return wf
+        }
+    }
+
     /// Answers every pending `local.run` with a pure result, one call per completion or, with
     /// `batch`, all of them in one `batch` call; returns how many completed.
     @discardableResult

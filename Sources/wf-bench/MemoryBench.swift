@@ -26,14 +26,7 @@ enum MemoryBench {
     /// A file store of `workflows` pure DAGs run to `done`; returns their ids.
     static func populate(_ path: String, workflows: Int, nodes: Int) -> [String] {
         let d = Driver.open(store: path, extra: ["concurrency": ["local": 64]])
-        d.registerPureTools()
-        let tpl = d.call("template.register", ["template": Driver.pureDAG(nodes: nodes)])["templateId"]!
-        var ids: [String] = []
-        for _ in 0..<workflows {
-            let wf = d.call("workflow.create", ["templateId": tpl])["workflowId"]!
-            d.call("workflow.runAllReady", ["workflowId": wf])
-            ids.append(wf.stringValue!)
-        }
+        let ids = d.startPureDAGs(workflows, nodes: nodes).compactMap(\.stringValue)
         while d.completeLocalRuns(batch: true) > 0 {}
         d.engine.close()
         return ids

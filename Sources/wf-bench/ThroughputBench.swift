@@ -41,14 +41,7 @@ enum ThroughputBench {
         let path = memory ? ":memory:" : Driver.tempStore("throughput")
         defer { if !memory { Driver.remove(path) } }
         let d = Driver.open(store: path, extra: ["concurrency": ["local": 64]])
-        d.registerPureTools()
-        let tpl = d.call("template.register", ["template": Driver.pureDAG(nodes: nodes)])["templateId"]!
-        var ids: [JSON] = []
-        for _ in 0..<workflows {
-            let wf = d.call("workflow.create", ["templateId": tpl])["workflowId"]!
-            d.call("workflow.runAllReady", ["workflowId": wf])
-            ids.append(wf)
-        }
+        let ids = d.startPureDAGs(workflows, nodes: nodes)
         let start = DispatchTime.now().uptimeNanoseconds
         let cpuStart = Measure.cpuSeconds()
         var completed = 0
