@@ -377,15 +377,26 @@ def test_the_same_calls_give_the_same_answers_in_another_process(seed: int) -> N
     assert_same_answers(runs[0], runs[1])
 
 
-@pytest.mark.parametrize("seed", [2, 37])  # seeds whose calls finish workflows
-def test_done_workflows_dropped_from_memory_and_read_again_from_the_store_change_no_answer(seed: int) -> None:
-    """With `memory.doneWorkflows` 0, every done workflow leaves memory after each call and is
-    read from the store when next needed: the engine must answer exactly as when it keeps them."""
-    kept = answers_of(seed, 1500)
-    done = {row["workflowId"] for line in kept.splitlines()
+def finished_workflows(answers: str) -> set[str]:
+    return {row["workflowId"] for line in answers.splitlines()
             for row in json.loads(line).get("seen", {}).get("workflow.list", {}).get("rows", []) if row["status"] == "done"}
-    assert done, "the calls finish no workflow: choose another seed"
-    assert_same_answers(kept, answers_of(seed, 1500, memory={"doneWorkflows": 0}))
+
+
+def test_done_workflows_dropped_from_memory_and_read_again_from_the_store_change_no_answer() -> None:
+    """With `memory.doneWorkflows` 0, every done workflow leaves memory after each call and is
+    read from the store when next needed: the engine must answer exactly as when it keeps them.
+    Compared on the first two seeds whose calls finish workflows (which seeds do depends on the
+    fixtures the calls are drawn from)."""
+    compared = 0
+    for seed in range(1, 61):
+        kept = answers_of(seed, 1500)
+        if not finished_workflows(kept):
+            continue
+        assert_same_answers(kept, answers_of(seed, 1500, memory={"doneWorkflows": 0}))
+        compared += 1
+        if compared == 2:
+            return
+    pytest.fail(f"only {compared} of 60 seeds finish a workflow")
 
 
 def test_random_calls_from_four_threads_on_one_engine_never_fail_internally_and_leave_every_count_true(
