@@ -23,6 +23,27 @@ final class ProvenanceTests: XCTestCase {
         XCTAssertEqual(asset["type"], "TextRef")
     }
 
+    func testEveryNodeOpRefusesAnUnknownNodeIdNamingItAndChangesNothing() throws {
+        let h = try Harness()
+        let wf = ranChain(h)
+        let before = h.call("workflow.get", ["workflowId": .string(wf)])
+        let ops: [(String, JSONObject)] = [
+            ("node.get", [:]), ("node.run", [:]), ("node.rerunLatest", [:]), ("node.retry", [:]), ("node.cancel", [:]),
+            ("node.setParams", ["params": ["suffix": "!"]]), ("node.resetParams", [:]), ("node.applyPreset", ["preset": "p"]),
+            ("node.selectInput", ["port": "text", "assetId": .null]), ("node.inputCandidates", ["port": "text"]),
+            ("node.selectOutput", ["port": "text", "assetId": "a"]), ("node.history", [:]),
+        ]
+        for (op, extra) in ops {
+            var args = extra
+            args["workflowId"] = .string(wf)
+            args["nodeId"] = "b"  // node ids are case-sensitive: the template has "B"
+            let e = h.fail(op, args)
+            XCTAssertEqual(e.code, "unknownNode", op)
+            XCTAssertEqual(e.details["nodeId"], "b", op)
+        }
+        XCTAssertEqual(h.call("workflow.get", ["workflowId": .string(wf)]), before)
+    }
+
     func testRerunningAProducerBlocksItsConsumerWithInputFromAHasChanged() throws {
         let h = try Harness()
         let wf = ranChain(h)

@@ -32,10 +32,10 @@ extension UnitOfWork {
 }
 
 extension Engine {
-    /// The node named by `args.nodeId` in `wf`.
-    static func nodeIndex(_ wf: Workflow, _ args: Args) throws(EngineError) -> Int {
+    /// The node named by `args.nodeId` in `wf`, found through the template's index.
+    static func nodeIndex(_ wf: Workflow, _ executor: Executor, _ args: Args) throws(EngineError) -> Int {
         let nodeId = try args.string("nodeId")
-        guard let n = wf.nodeIndex(nodeId) else {
+        guard let n = executor.nodeIndex(wf, nodeId) else {
             throw .notFound("unknownNode", "workflow '\(wf.workflowId)' has no node '\(nodeId)'",
                             details: ["workflowId": .string(wf.workflowId), "nodeId": .string(nodeId)])
         }

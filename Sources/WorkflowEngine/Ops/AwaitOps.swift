@@ -235,7 +235,7 @@ extension Engine {
         let a = wf.awaits[i]
         var o: JSONObject = ["awaitId": .string(a.awaitId), "status": .string(a.status.rawValue),
                              "resolution": JSON(a.resolution?.rawValue), "warnings": .array(warnings)]
-        if let n = wf.nodeIndex(a.nodeId) { o["node"] = try executor.nodeJSON(wf, n) }
+        if let n = executor.nodeIndex(wf, a.nodeId) { o["node"] = try executor.nodeJSON(wf, n) }
         return .object(o)
     }
 }

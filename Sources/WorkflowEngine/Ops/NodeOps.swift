@@ -5,13 +5,14 @@ extension Engine {
         // node.get {workflowId, nodeId} → the node as workflow.get lists it.
         "node.get": OpHandler(mutates: false, args: ["workflowId", "nodeId"]) { (_, uow, args) throws(EngineError) -> JSON in
             let wf = try uow.requireWorkflow(try args.string("workflowId"))
-            return try uow.executor(for: wf).nodeJSON(wf, try nodeIndex(wf, args))
+            let executor = try uow.executor(for: wf)
+            return try executor.nodeJSON(wf, try nodeIndex(wf, executor, args))
         },
 
         // node.run {workflowId, nodeId} → {runId, state}. Not ready → WF_ESTATE notReady, details.missing.
         "node.run": OpHandler(mutates: true, args: ["workflowId", "nodeId"]) { (engine, uow, args) throws(EngineError) -> JSON in
             let (workflowId, n, runId) = try withWorkflow(uow, args) { (wf, executor) throws(EngineError) -> (String, Int, String) in
-                let n = try nodeIndex(wf, args)
+                let n = try nodeIndex(wf, executor, args)
                 return (wf.workflowId, n, try executor.run(&wf, n))
             }
             return try startedResult(engine, uow, workflowId, n, runId)
@@ -20,7 +21,7 @@ extension Engine {
         // node.rerunLatest {workflowId, nodeId} → {runId, state}: current edges and newest inputs.
         "node.rerunLatest": OpHandler(mutates: true, args: ["workflowId", "nodeId"]) { (engine, uow, args) throws(EngineError) -> JSON in
             let (workflowId, n, runId) = try withWorkflow(uow, args) { (wf, executor) throws(EngineError) -> (String, Int, String) in
-                let n = try nodeIndex(wf, args)
+                let n = try nodeIndex(wf, executor, args)
                 return (wf.workflowId, n, try executor.rerunLatest(&wf, n))
             }
             return try startedResult(engine, uow, workflowId, n, runId)
@@ -29,7 +30,7 @@ extension Engine {
         // node.retry {workflowId, nodeId} → {runId, state}: the previous run's frozen inputs and params.
         "node.retry": OpHandler(mutates: true, args: ["workflowId", "nodeId"]) { (engine, uow, args) throws(EngineError) -> JSON in
             let (workflowId, n, runId) = try withWorkflow(uow, args) { (wf, executor) throws(EngineError) -> (String, Int, String) in
-                let n = try nodeIndex(wf, args)
+                let n = try nodeIndex(wf, executor, args)
                 return (wf.workflowId, n, try executor.retry(&wf, n))
             }
             return try startedResult(engine, uow, workflowId, n, runId)
@@ -38,7 +39,7 @@ extension Engine {
         // node.cancel {workflowId, nodeId} → {state}: only Cancel stops a job (remote.cancel).
         "node.cancel": OpHandler(mutates: true, args: ["workflowId", "nodeId"]) { (_, uow, args) throws(EngineError) -> JSON in
             try withWorkflow(uow, args) { (wf, executor) throws(EngineError) -> JSON in
-                let n = try nodeIndex(wf, args)
+                let n = try nodeIndex(wf, executor, args)
                 try executor.cancel(&wf, n)
                 try executor.reconcile(&wf)
                 return ["nodeId": .string(wf.nodes[n].nodeId), "state": .string(wf.nodes[n].state.rawValue)]
@@ -50,7 +51,7 @@ extension Engine {
         "node.setParams": OpHandler(mutates: true, args: ["workflowId", "nodeId", "params"]) { (_, uow, args) throws(EngineError) -> JSON in
             let params = try args.object("params")
             return try withWorkflow(uow, args) { (wf, executor) throws(EngineError) -> JSON in
-                let n = try nodeIndex(wf, args)
+                let n = try nodeIndex(wf, executor, args)
                 executor.setParams(&wf, n, params)
                 return paramsResult(wf, executor, n)
             }
@@ -59,7 +60,7 @@ extension Engine {
         // node.resetParams {workflowId, nodeId} → {params, overrides}: tool, provider and template defaults.
         "node.resetParams": OpHandler(mutates: true, args: ["workflowId", "nodeId"]) { (_, uow, args) throws(EngineError) -> JSON in
             try withWorkflow(uow, args) { (wf, executor) throws(EngineError) -> JSON in
-                let n = try nodeIndex(wf, args)
+                let n = try nodeIndex(wf, executor, args)
                 executor.resetParams(&wf, n)
                 return paramsResult(wf, executor, n)
             }
@@ -69,7 +70,7 @@ extension Engine {
         "node.applyPreset": OpHandler(mutates: true, args: ["workflowId", "nodeId", "preset"]) { (_, uow, args) throws(EngineError) -> JSON in
             let preset = try args.string("preset")
             return try withWorkflow(uow, args) { (wf, executor) throws(EngineError) -> JSON in
-                let n = try nodeIndex(wf, args)
+                let n = try nodeIndex(wf, executor, args)
                 try executor.applyPreset(&wf, n, name: preset)
                 return paramsResult(wf, executor, n)
             }
@@ -80,7 +81,7 @@ extension Engine {
             let port = try args.string("port")
             let assetId = try args.optionalString("assetId")
             return try withWorkflow(uow, args) { (wf, executor) throws(EngineError) -> JSON in
-                let n = try nodeIndex(wf, args)
+                let n = try nodeIndex(wf, executor, args)
                 try executor.selectInput(&wf, n, port: port, assetId: assetId)
                 return ["node": try executor.nodeJSON(wf, n)]
             }
@@ -91,7 +92,7 @@ extension Engine {
             let port = try args.string("port")
             let wf = try uow.requireWorkflow(try args.string("workflowId"))
             let executor = try uow.executor(for: wf)
-            let n = try nodeIndex(wf, args)
+            let n = try nodeIndex(wf, executor, args)
             guard executor.graph.nodes[n].inputs.port(named: port) != nil else {
                 throw .notFound("unknownPort", "'\(wf.nodes[n].nodeId)' has no input port '\(port)'", details: ["port": .string(port)])
             }
@@ -107,7 +108,7 @@ extension Engine {
             let port = try args.string("port")
             let assetId = try args.string("assetId")
             return try withWorkflow(uow, args) { (wf, executor) throws(EngineError) -> JSON in
-                let n = try nodeIndex(wf, args)
+                let n = try nodeIndex(wf, executor, args)
                 try executor.selectOutput(&wf, n, port: port, assetId: assetId)
                 return ["node": try executor.nodeJSON(wf, n)]
             }
@@ -119,7 +120,7 @@ extension Engine {
             let limit = Int(try args.optionalInt("limit", min: 1, max: 100_000) ?? 100_000)
             let wf = try uow.requireWorkflow(try args.string("workflowId"))
             let executor = try uow.executor(for: wf)
-            let n = try nodeIndex(wf, args)
+            let n = try nodeIndex(wf, executor, args)
             let current = executor.effectiveParams(wf, n)
             let runs = wf.runs(of: wf.nodes[n].nodeId).reversed().prefix(limit)
             return ["runs": .array(runs.map { executor.runJSON($0, currentParams: current) })]
