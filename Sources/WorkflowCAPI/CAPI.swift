@@ -79,7 +79,14 @@ private func parseText(_ text: UnsafePointer<CChar>, name: String) throws(Engine
     do throws(JSONParser.Failure) {
         return try JSONParser.parse(bytes: bytes)
     } catch {
-        throw EngineError.invalid("malformedJSON", "\(name) is not valid JSON: \(error.description)",
+        // The same codes as for a json_t argument (JanssonBridge): nesting and text that is
+        // not Unicode have their own.
+        let code = switch error.kind {
+        case .syntax: "malformedJSON"
+        case .tooDeep: "tooDeep"
+        case .invalidUnicode: "invalidUTF8"
+        }
+        throw EngineError.invalid(code, "\(name) is not valid JSON: \(error.description)",
                                   details: ["argument": .string(name), "offset": JSON(error.offset)])
     }
 }

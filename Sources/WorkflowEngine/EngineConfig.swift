@@ -60,7 +60,10 @@ public struct EngineConfig: Sendable {
             .invalid("invalidConfig", "config.\(key) must be \(expectation)", details: ["argument": .string("config.\(key)")])
         }
         if let v = o["store"] {
-            guard case let .string(s) = v, !s.isEmpty else { throw bad("store", "\":memory:\" or a file path") }
+            // A NUL would cut the path short where the file system reads it: another file, silently.
+            guard case let .string(s) = v, !s.isEmpty, !s.utf8.contains(0) else {
+                throw bad("store", "\":memory:\" or a file path without NUL characters")
+            }
             c.store = s
         }
         if let v = o["clock"] {

@@ -7,10 +7,27 @@ public struct JSONParser {
     public static let maxDepth = 512
 
     public struct Failure: Error, Equatable, CustomStringConvertible {
+        /// What kind of problem: hosts report each under its own code (`malformedJSON`,
+        /// `tooDeep`, `invalidUTF8`), as they do for a `json_t` argument.
+        public enum Kind: Sendable, Equatable {
+            /// Not JSON: a syntax error, a bad number or escape, text after the value.
+            case syntax
+            /// Nesting deeper than ``JSONParser/maxDepth``.
+            case tooDeep
+            /// A string that is not Unicode text: invalid UTF-8 bytes, or an escaped lone surrogate.
+            case invalidUnicode
+        }
         public let message: String
         /// Byte offset of the problem in the input.
         public let offset: Int
+        public let kind: Kind
         public var description: String { "\(message) at byte \(offset)" }
+
+        public init(message: String, offset: Int, kind: Kind = .syntax) {
+            self.message = message
+            self.offset = offset
+            self.kind = kind
+        }
     }
 
     public static func parse(_ text: String) throws(Failure) -> JSON {
@@ -46,7 +63,9 @@ public struct JSONParser {
         self.bytes = bytes
     }
 
-    private func fail(_ message: String) -> Failure { Failure(message: message, offset: position) }
+    private func fail(_ message: String, _ kind: Failure.Kind = .syntax) -> Failure {
+        Failure(message: message, offset: position, kind: kind)
+    }
 
     private mutating func skipWhitespace() {
         while position < bytes.count {
@@ -82,7 +101,7 @@ public struct JSONParser {
     }
 
     private mutating func parseObject(depth: Int) throws(Failure) -> JSON {
-        guard depth <= JSONParser.maxDepth else { throw fail("nesting deeper than \(JSONParser.maxDepth)") }
+        guard depth <= JSONParser.maxDepth else { throw fail("nesting deeper than \(JSONParser.maxDepth)", .tooDeep) }
         position += 1  // {
         var object = JSONObject()
         skipWhitespace()
@@ -117,7 +136,7 @@ public struct JSONParser {
     }
 
     private mutating func parseArray(depth: Int) throws(Failure) -> JSON {
-        guard depth <= JSONParser.maxDepth else { throw fail("nesting deeper than \(JSONParser.maxDepth)") }
+        guard depth <= JSONParser.maxDepth else { throw fail("nesting deeper than \(JSONParser.maxDepth)", .tooDeep) }
         position += 1  // [
         var array: [JSON] = []
         skipWhitespace()
@@ -151,7 +170,7 @@ public struct JSONParser {
             if b == UInt8(ascii: "\"") {
                 let slice = UnsafeBufferPointer(rebasing: bytes[start..<position])
                 guard let s = UTF8Text.string(slice) else {
-                    throw Failure(message: "invalid UTF-8 in string", offset: start)
+                    throw Failure(message: "invalid UTF-8 in string", offset: start, kind: .invalidUnicode)
                 }
                 position += 1
                 return s
@@ -166,7 +185,7 @@ public struct JSONParser {
             let b = bytes[position]
             if b == UInt8(ascii: "\"") {
                 guard let s = String(validating: out, as: UTF8.self) else {
-                    throw Failure(message: "invalid UTF-8 in string", offset: start)
+                    throw Failure(message: "invalid UTF-8 in string", offset: start, kind: .invalidUnicode)
                 }
                 position += 1
                 return s
@@ -195,13 +214,13 @@ public struct JSONParser {
                 if (0xD800...0xDBFF).contains(scalar) {
                     guard position + 1 < bytes.count, bytes[position] == UInt8(ascii: "\\"),
                         bytes[position + 1] == UInt8(ascii: "u")
-                    else { throw fail("lone surrogate in string") }
+                    else { throw fail("lone surrogate in string", .invalidUnicode) }
                     position += 2
                     let low = try parseHex4()
-                    guard (0xDC00...0xDFFF).contains(low) else { throw fail("invalid surrogate pair") }
+                    guard (0xDC00...0xDFFF).contains(low) else { throw fail("invalid surrogate pair", .invalidUnicode) }
                     scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
                 } else if (0xDC00...0xDFFF).contains(scalar) {
-                    throw fail("lone surrogate in string")
+                    throw fail("lone surrogate in string", .invalidUnicode)
                 }
                 guard let u = Unicode.Scalar(scalar) else { throw fail("invalid unicode escape") }
                 out.append(contentsOf: Array(String(Character(u)).utf8))

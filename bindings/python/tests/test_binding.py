@@ -187,10 +187,10 @@ def test_close_is_idempotent_and_later_calls_fail() -> None:
     engine.close()
     engine.close()
     assert engine.closed
-    with pytest.raises(wf.InvalidError) as caught:
+    with pytest.raises(wf.StateError) as caught:
         engine.call("clock.now")
     assert caught.value.code == "engineClosed"
-    assert isinstance(caught.value, ValueError)
+    assert caught.value.status == wf.ESTATE  # as every host reports it (docs/OPS.md)
 
 
 def test_context_manager_closes_even_on_error() -> None:
@@ -315,6 +315,18 @@ def test_malformed_json_text_is_invalid(engine: Engine) -> None:
     assert caught.value.details == {"argument": "args_json", "offset": 1}
     with pytest.raises(wf.InvalidError, match="args_json must be a JSON object, not array"):
         engine.call_json("clock.now", "[1]")
+
+
+def test_json_text_reports_nesting_and_bad_unicode_under_the_codes_of_a_json_t_argument(engine: Engine) -> None:
+    # wf_call_text answers as wf_call does for a json_t: tooDeep and invalidUTF8, not malformedJSON.
+    with pytest.raises(wf.InvalidError) as caught:
+        engine.call_json("clock.now", '{"x": ' + "[" * 600 + "]" * 600 + "}")
+    assert caught.value.code == "tooDeep"
+    assert caught.value.details["argument"] == "args_json"
+    with pytest.raises(wf.InvalidError) as caught:
+        engine.call_json("clock.now", '{"x": "\\udcff"}')  # an escaped lone surrogate
+    assert caught.value.code == "invalidUTF8"
+    assert caught.value.details == {"argument": "args_json", "offset": 13}
 
 
 def test_not_found_error_is_a_key_error_printing_its_message(engine: Engine) -> None:
@@ -480,7 +492,7 @@ def test_close_waits_for_calls_in_flight() -> None:
         while True:
             try:
                 engine.call("tool.register", {**TOOL_A, "kind": f"K{threading.get_ident()}"})
-            except wf.InvalidError as error:
+            except wf.StateError as error:
                 outcomes.append(error.code)
                 return
 

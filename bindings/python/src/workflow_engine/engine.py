@@ -10,7 +10,7 @@ from types import TracebackType
 from typing import Any
 
 from ._ffi import c_text, ffi, lib
-from .errors import EINVALID, InternalError, InvalidError, check_error
+from .errors import ESTATE, InternalError, StateError, check_error
 
 
 def library_version() -> str:
@@ -65,7 +65,7 @@ class _Guard:
     def call(self) -> Iterator[None]:
         with self._cond:
             if self.closed:
-                raise InvalidError("the engine is closed", status=EINVALID, code="engineClosed")
+                raise StateError("the engine is closed", status=ESTATE, code="engineClosed")
             self._active += 1
         try:
             yield
@@ -137,7 +137,8 @@ class Engine:
         return result
 
     def close(self) -> None:
-        """Free the engine. Idempotent; later calls raise InvalidError ("engineClosed")."""
+        """Free the engine. Idempotent; later calls raise StateError ("engineClosed", WF_ESTATE, as the
+        library answers a call on a closed engine)."""
         if not self._guard.close():
             return
         handle, self._handle = self._handle, None
