@@ -353,6 +353,52 @@ final class EditorFlowTests: XCTestCase {
         XCTAssertEqual(h.effects("local.run").first?["nodeId"], "use", "auto-running: the consumer starts")
     }
 
+    /// A picker over ports `port`s (each fed by its own Src), run until it awaits; returns (workflow, await id).
+    private func pickerAwaiting(_ h: Harness, ports: [(String, String)], onTimeout: String = "autoDefault") -> (String, JSON) {
+        var nodes: [JSON] = []
+        var edges: [JSON] = []
+        var inputs = JSONObject()
+        for (port, type) in ports {
+            h.register(tool: "Src\(type)", outputs: ["out": .string(type)])
+            nodes.append(["id": .string("src\(port)"), "kind": .string("Src\(type)"), "outputs": ["out": .string(type)]])
+            edges.append(["from": [.string("src\(port)"), "out"], "to": ["pick", .string(port)]])
+            inputs[port] = .string(type)
+        }
+        nodes.append(["id": "pick", "kind": "Picker", "inputs": .object(inputs), "outputs": ["image": "ImageRef"],
+                      "await": ["type": "select_asset", "resumePolicy": ["onTimeout": .string(onTimeout)], "expiresIn": "PT1H"]])
+        let t: JSON = ["schema": "app.workflow/v2", "name": "picker", "nodes": .array(nodes), "edges": .array(edges)]
+        let wf = h.create(h.register(template: t))
+        h.call("workflow.runAllReady", ["workflowId": .string(wf)])
+        for e in h.effects("local.run") {
+            let port = String(e["nodeId"]!.stringValue!.dropFirst(3))
+            let type = ports.first { $0.0 == port }!.1
+            h.call("local.completed", ["runId": e["runId"]!, "outputs": ["out": ["type": .string(type), "uri": .string("file:///\(port)")]]])
+        }
+        return (wf, h.node(wf, "pick")["awaitId"]!)
+    }
+
+    func testChooseBPicksTheSecondCandidateEvenBesideAPortNamedB() throws {
+        let h = try Harness()
+        let (wf, id) = pickerAwaiting(h, ports: [("B", "ImageRef"), ("C", "ImageRef")])
+        XCTAssertEqual(h.call("await.get", ["awaitId": id])["candidates"],
+                       [["port": "B", "assetId": h.node(wf, "srcB")["outputs"]!["out"]!],
+                        ["port": "C", "assetId": h.node(wf, "srcC")["outputs"]!["out"]!]])
+        h.call("await.respond", ["awaitId": id, "action": "Choose B"])
+        XCTAssertEqual(h.call("asset.get", ["assetId": h.node(wf, "pick")["outputs"]!["image"]!])["uri"], "file:///C")
+    }
+
+    func testAPickerOffersOnlyCandidatesAnOutputTakesAndDefaultsToTheOneThatFits() throws {
+        let h = try Harness()
+        let (wf, id) = pickerAwaiting(h, ports: [("a", "ImageRef"), ("m", "MaskRef")])
+        let a = h.call("await.get", ["awaitId": id])
+        XCTAssertEqual(a["candidates"], [["port": "a", "assetId": h.node(wf, "srca")["outputs"]!["out"]!]])
+        XCTAssertEqual(a["actions"], ["Choose A", "Open"], "no Choose B that could only be refused")
+        XCTAssertEqual(h.fail("await.complete", ["awaitId": id, "result": ["choice": "m"]]).code, "invalidChoice")
+        h.call("clock.advance", ["seconds": 3600])
+        XCTAssertEqual(h.state(wf, "pick"), "succeeded", "autoDefault: the single candidate that fits")
+        XCTAssertEqual(h.call("asset.get", ["assetId": h.node(wf, "pick")["outputs"]!["image"]!])["uri"], "file:///a")
+    }
+
     func testParamConfirmCancelReturnsToPendingAndApproveRunsTheToolWithTheConfirmedParams() throws {
         let h = try Harness()
         h.register(tool: "Gen", outputs: ["image": "ImageRef"], remote: true, defaults: ["steps": 20])
@@ -392,6 +438,16 @@ final class DeepLinkTests: XCTestCase {
         }
         h.call("await.complete", ["awaitId": .string(id), "result": ["asset": ["type": "MaskRef", "uri": "file:///m"]]])
         XCTAssertEqual(h.fail("deeplink.parse", ["url": .string(url)]).details["reason"], "awaitDone", "stale")
+    }
+
+    func testAFragmentAfterTheQueryAndATrailingSlashLeaveTheLinkAsItWas() throws {
+        let h = try Harness()
+        let (wf, id) = maskAwaiting(h)
+        let expected: JSON = ["workflowId": .string(wf), "nodeId": "mask1", "awaitId": .string(id)]
+        XCTAssertEqual(h.call("deeplink.parse", ["url": .string("app://workflow/\(wf)/node/mask1?await=\(id)#top")]), expected)
+        XCTAssertEqual(h.call("deeplink.parse", ["url": .string("app://workflow/\(wf)/node/mask1/?await=\(id)")]), expected)
+        XCTAssertEqual(h.call("deeplink.parse", ["url": .string("app://workflow/\(wf)/")]), ["workflowId": .string(wf)])
+        XCTAssertEqual(h.fail("deeplink.parse", ["url": .string("app://workflow/\(wf)//")]).details["reason"], "malformed")
     }
 
     /// TEST PLAN §10 (app killed, push tapped: rehydrated, same behaviour) and §0 (tapping an

@@ -79,6 +79,14 @@ extension Executor {
             onTimeout: spec.onTimeout, onCancel: spec.onCancel, skippable: spec.skippable,
             notificationTitle: spec.notificationTitle ?? title, notificationBody: body)
         a.inputs = wf.run(runId)?.inputs ?? [:]
+        if spec.type == .selectAsset {
+            // Candidates are the inputs whose type an output port takes: one of another type
+            // could only be refused (resultTypeMismatch), and must not stand in the way of the
+            // single best candidate.
+            let outputTypes = Set(t.outputs.map(\.type))
+            let inputTypes = Dictionary(t.inputs.map { ($0.name, $0.type) }, uniquingKeysWith: { first, _ in first })
+            a.inputs = a.inputs.filter { port, _ in inputTypes[port].map(outputTypes.contains) ?? false }
+        }
         wf.awaits.append(a)
         emitNotify(wf, awaitIndex: wf.awaits.count - 1)
         ctx.metric("await.filed", ["workflowId": .string(wf.workflowId), "nodeId": .string(t.id),
@@ -305,13 +313,18 @@ extension Executor {
         return draft.bytes == 0
     }
 
+    /// The candidate a choice names: a capital letter first ("B" is the second candidate, as
+    /// the notification's "Choose B" means, even beside a port named "B"), then a port name,
+    /// then an asset id, then a small letter.
     func pick(_ choice: String, from options: [(port: String, assetId: String)]) -> (port: String, assetId: String)? {
-        if let o = options.first(where: { $0.port == choice || $0.assetId == choice }) { return o }
         let letters = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
-        if choice.count == 1, let idx = letters.firstIndex(of: Character(choice.uppercased())), idx < options.count {
+        func letter(_ c: String) -> (port: String, assetId: String)? {
+            guard c.count == 1, let idx = letters.firstIndex(of: Character(c)), idx < options.count else { return nil }
             return options[idx]
         }
-        return nil
+        if let o = letter(choice) { return o }
+        if let o = options.first(where: { $0.port == choice }) ?? options.first(where: { $0.assetId == choice }) { return o }
+        return letter(choice.uppercased())
     }
 
     /// The output port an answer fills: the only one, or the one of the given type.

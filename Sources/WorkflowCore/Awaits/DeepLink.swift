@@ -39,12 +39,16 @@ public struct DeepLink: Sendable, Equatable {
             throw bad(url, "wrongScheme", "expected \(scheme)://, not \(givenScheme)://")
         }
         var rest = String(url[sep.upperBound...])
+        // The fragment ends a URL, after the query (RFC 3986 §3.5): it is cut first, so that
+        // `?await=aw-1#top` reads await `aw-1`.
+        if let hash = rest.firstIndex(of: "#") { rest = String(rest[..<hash]) }
         var query: String?
         if let q = rest.firstIndex(of: "?") {
             query = String(rest[rest.index(after: q)...])
             rest = String(rest[..<q])
         }
-        if let hash = rest.firstIndex(of: "#") { rest = String(rest[..<hash]) }
+        // One trailing slash is the same link (`workflow/wf-1/`).
+        if rest.hasSuffix("/") { rest.removeLast() }
         let parts = rest.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
         guard parts.count == 2 || parts.count == 4, parts[0] == "workflow", !parts[1].isEmpty else {
             throw bad(url, "malformed", "expected workflow/{id}[/node/{id}]")
