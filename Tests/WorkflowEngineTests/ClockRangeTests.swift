@@ -99,6 +99,17 @@ final class RecordableTimeEdgeTests: XCTestCase {
         XCTAssertNil(configError(start: "9999-12-31T22:59:59+01:00"), "the same instant as the latest minus an hour is fine")
     }
 
+    func testAStorePathWithANulCharacterIsRefusedRatherThanCutShort() {
+        // "x.sqlite\0.other" would open x.sqlite; ":memory:\0x" an in-memory store.
+        for store in ["/tmp/wf-nul-test.sqlite\u{0}.other", ":memory:\u{0}x"] {
+            XCTAssertThrowsError(try Engine(configJSON: ["store": .string(store)])) { error in
+                XCTAssertEqual((error as? EngineError)?.code, "invalidConfig")
+                XCTAssertEqual((error as? EngineError)?.details["argument"], "config.store")
+            }
+        }
+        XCTAssertFalse(FileManager.default.fileExists(atPath: "/tmp/wf-nul-test.sqlite"))
+    }
+
     func testAdvancingByExactlyTheReportedMaximumIsAcceptedAtAnAwkwardTime() throws {
         // A time whose distance to the latest is not a whole number of seconds.
         let h = try Harness(extra: ["clock": ["mode": "manual", "start": "9999-12-31T23:59:58.123Z"]])
