@@ -56,6 +56,77 @@ final class ProvenanceTests: XCTestCase {
         XCTAssertEqual(h.call("workflow.get", ["workflowId": .string(wf)])["status"], "active")
     }
 
+    /// Completes the pending `local.run` of `nodeId` (taken from `pending`) with a new text asset.
+    private func complete(_ h: Harness, _ pending: inout [JSON], _ nodeId: String, _ uri: String) {
+        guard let i = pending.firstIndex(where: { $0["type"] == "local.run" && $0["nodeId"] == .string(nodeId) }) else {
+            return XCTFail("no local.run for \(nodeId)")
+        }
+        let e = pending.remove(at: i)
+        h.call("local.completed", ["runId": e["runId"]!, "outputs": ["text": ["type": "TextRef", "uri": .string(uri)]]])
+    }
+
+    func testAResultWhoseOtherInputIsStillRunningIsBlockedOnceOneInputChanged() throws {
+        let h = try Harness()
+        h.register(tool: "Src", outputs: ["text": "TextRef"])
+        h.register(tool: "Join", inputs: ["x": "TextRef", "y": "TextRef"], outputs: ["text": "TextRef"])
+        h.register(tool: "Use", inputs: ["text": "TextRef"], outputs: ["text": "TextRef"])
+        let t: JSON = ["schema": "app.workflow/v2", "name": "join",
+                       "nodes": [["id": "a", "kind": "Src", "outputs": ["text": "TextRef"]],
+                                 ["id": "b", "kind": "Src", "outputs": ["text": "TextRef"]],
+                                 ["id": "c", "kind": "Join", "inputs": ["x": "TextRef", "y": "TextRef"], "outputs": ["text": "TextRef"]],
+                                 ["id": "d", "kind": "Use", "inputs": ["text": "TextRef"], "outputs": ["text": "TextRef"]]],
+                       "edges": [["from": ["a", "text"], "to": ["c", "x"]], ["from": ["b", "text"], "to": ["c", "y"]],
+                                 ["from": ["c", "text"], "to": ["d", "text"]]]]
+        let wf = h.create(h.register(template: t))
+        h.call("workflow.runAllReady", ["workflowId": .string(wf)])
+        var pending = h.take()
+        complete(h, &pending, "a", "file:///a1")
+        complete(h, &pending, "b", "file:///b1")
+        pending += h.take()
+        complete(h, &pending, "c", "file:///c1")
+        pending += h.take()
+        complete(h, &pending, "d", "file:///d1")
+        h.call("node.run", ["workflowId": .string(wf), "nodeId": "b"])  // b runs again, and is left running
+        h.call("node.run", ["workflowId": .string(wf), "nodeId": "a"])
+        pending = h.take()
+        complete(h, &pending, "a", "file:///a2")
+        XCTAssertEqual(h.state(wf, "c"), "blocked", "c's result was made from a's old output")
+        XCTAssertEqual(h.node(wf, "c")["blockedReason"]?["message"], "Input from 'a' has changed.")
+        XCTAssertEqual(h.fail("node.run", ["workflowId": .string(wf), "nodeId": "d"]).code, "notReady",
+                       "d is never run on c's out-of-date result")
+        XCTAssertTrue(h.take().filter { $0["type"] == "local.run" }.isEmpty)
+    }
+
+    func testARemoteResultWhoseInputChangedWhileOfflineIsBlockedAtOnce() throws {
+        let h = try Harness()
+        h.register(tool: "Src", outputs: ["text": "TextRef"])
+        h.register(tool: "Far", inputs: ["text": "TextRef"], outputs: ["text": "TextRef"], remote: true)
+        h.register(tool: "Use", inputs: ["text": "TextRef"], outputs: ["text": "TextRef"])
+        let t: JSON = ["schema": "app.workflow/v2", "name": "far",
+                       "nodes": [["id": "a", "kind": "Src", "outputs": ["text": "TextRef"]],
+                                 ["id": "c", "kind": "Far", "inputs": ["text": "TextRef"], "outputs": ["text": "TextRef"],
+                                  "resources": ["class": "remote"]],
+                                 ["id": "d", "kind": "Use", "inputs": ["text": "TextRef"], "outputs": ["text": "TextRef"]]],
+                       "edges": [["from": ["a", "text"], "to": ["c", "text"]], ["from": ["c", "text"], "to": ["d", "text"]]]]
+        let wf = h.create(h.register(template: t))
+        h.call("workflow.runAllReady", ["workflowId": .string(wf)])
+        var pending = h.take()
+        complete(h, &pending, "a", "file:///a1")
+        let submit = h.take().first { $0["type"] == "remote.submit" }!
+        h.call("job.submitted", ["runId": submit["runId"]!, "jobId": "job-c"])
+        h.call("job.update", ["jobId": "job-c", "status": "succeeded", "outputs": ["text": ["url": "https://cdn/c"]]])
+        h.call("job.downloaded", ["runId": submit["runId"]!, "port": "text", "asset": ["type": "TextRef", "uri": "file:///c1"]])
+        pending = h.take()
+        complete(h, &pending, "d", "file:///d1")
+        XCTAssertEqual(h.state(wf, "d"), "succeeded")
+        h.call("network.set", ["online": false])
+        h.call("node.run", ["workflowId": .string(wf), "nodeId": "a"])
+        pending = h.take()
+        complete(h, &pending, "a", "file:///a2")
+        XCTAssertEqual(h.node(wf, "c")["blockedReason"]?["code"], "inputChanged", "not kept as current while offline")
+        XCTAssertEqual(h.fail("node.run", ["workflowId": .string(wf), "nodeId": "d"]).code, "notReady")
+    }
+
     func testDescendantsOfAStaleNodeWaitNamingTheStaleUpstream() throws {
         let h = try Harness()
         Templates.registerTextTools(h)

@@ -451,4 +451,27 @@ final class DownloadTests: XCTestCase {
         let bad = h.fail("job.downloaded", ["runId": runId, "port": "nope", "asset": ["uri": "file:///x"]])
         XCTAssertEqual(bad.status, .notFound)
     }
+
+    func testADownloadThatSucceedsWhileAnotherWaitsOutATransportErrorLeavesThatRetryInPlace() throws {
+        let h = try Harness()
+        h.register(tool: "Pair", outputs: ["image": "ImageRef", "depth": "DepthRef"], remote: true)
+        let t: JSON = ["schema": "app.workflow/v2", "name": "pair",
+                       "nodes": [["id": "p", "kind": "Pair", "outputs": ["image": "ImageRef", "depth": "DepthRef"],
+                                  "resources": ["class": "remote"]]], "edges": []]
+        let wf = h.create(h.register(template: t))
+        h.call("node.run", ["workflowId": .string(wf), "nodeId": "p"])
+        let runId = h.effects("remote.submit")[0]["runId"]!
+        h.call("job.submitted", ["runId": runId, "jobId": "job-1"])
+        h.call("job.update", ["jobId": "job-1", "status": "succeeded",
+                              "outputs": ["image": ["url": "https://cdn/i.png"], "depth": ["url": "https://cdn/d.exr"]]])
+        XCTAssertEqual(h.effects("remote.download").count, 2)
+        // Both downloads fail in transit; the host then delivers one of them anyway.
+        h.call("job.transportError", ["runId": runId, "httpStatus": 503])
+        h.call("job.downloaded", ["runId": runId, "port": "image", "asset": ["type": "ImageRef", "uri": "file:///c/i.png"]])
+        XCTAssertNotEqual(h.call("engine.nextDeadline")["at"], .null, "the other port's retry is still due")
+        h.advance(15)
+        XCTAssertEqual(h.effects("remote.download").map { $0["port"] }, ["depth"], "the put-off download goes again")
+        h.call("job.downloaded", ["runId": runId, "port": "depth", "asset": ["type": "DepthRef", "uri": "file:///c/d.exr"]])
+        XCTAssertEqual(h.state(wf, "p"), "succeeded")
+    }
 }

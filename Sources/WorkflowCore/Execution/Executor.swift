@@ -144,15 +144,27 @@ public struct Executor {
     }
 
     /// A node that ran: it keeps its result while its inputs are those of its last run, and is
-    /// blocked with `inputChanged` once any of them is replaced.
+    /// blocked with `inputChanged` once any of them is replaced. While some inputs are
+    /// unavailable (a producer running again, the network down, a tool gone), the result stands
+    /// unless one of the inputs it has now differs: a result made from a replaced input is never
+    /// passed on as current.
     private func reconcileRan(_ wf: inout Workflow, _ n: Int, lastRun: Run, gate: Gate) throws(EngineError) {
         let resultState: NodeState = lastRun.status == .succeeded ? .succeeded : .failed
-        guard case let .ready(inputs) = gate else { return }  // inputs unavailable for now: keep the result
-        if inputs == lastRun.inputs {
-            if wf.nodes[n].state != resultState { try setState(&wf, n, resultState) }
-            return
+        let changed: String
+        switch gate {
+        case let .ready(inputs):
+            if inputs == lastRun.inputs {
+                if wf.nodes[n].state != resultState { try setState(&wf, n, resultState) }
+                return
+            }
+            changed = graph.nodes[n].inputs.map(\.name).first { inputs[$0] != lastRun.inputs[$0] } ?? ""
+        case let .blocked(_, _, resolved):
+            guard let port = graph.nodes[n].inputs.map(\.name).first(where: {
+                if let now = resolved[$0] { now != lastRun.inputs[$0] } else { false }
+            }) else { return }
+            changed = port
         }
-        let changed = graph.nodes[n].inputs.map(\.name).first { inputs[$0] != lastRun.inputs[$0] } ?? ""
+        let inputs = gate.knownInputs
         var message = "Input \(changed) has changed."
         var details: JSONObject = ["port": .string(changed), "previous": JSON(lastRun.inputs[changed]),
                                    "current": JSON(inputs[changed])]
@@ -169,7 +181,7 @@ public struct Executor {
     /// await, ready nodes of an auto-running workflow start.
     private func reconcileFresh(_ wf: inout Workflow, _ n: Int, gate: Gate) throws(EngineError) {
         switch gate {
-        case let .blocked(reason, _):
+        case let .blocked(reason, _, _):
             if wf.nodes[n].state == .failed || wf.nodes[n].state == .succeeded {
                 // A node with a result (or an aborted retry) keeps it while inputs are missing.
                 return

@@ -3,11 +3,21 @@
 public enum Gate: Equatable, Sendable {
     /// Ready to run with these inputs (port → asset id).
     case ready(inputs: [String: String])
-    case blocked(BlockedReason, missing: [String])
+    /// Not ready: why, the ports it waits for, and the inputs it already has (port → asset id),
+    /// so that a node that ran can tell whether one of those changed.
+    case blocked(BlockedReason, missing: [String], resolved: [String: String] = [:])
 
     public var inputs: [String: String]? {
         if case let .ready(inputs) = self { return inputs }
         return nil
+    }
+
+    /// The inputs the node has now: all of them when ready, those resolved so far when blocked.
+    public var knownInputs: [String: String] {
+        switch self {
+        case let .ready(inputs): inputs
+        case let .blocked(_, _, resolved): resolved
+        }
     }
 }
 
@@ -110,10 +120,6 @@ extension Executor {
     /// ``gate(_:_:taints:ignoreNetwork:)`` with the workflow's taints known.
     func gate(_ wf: Workflow, _ n: Int, taints: TaintMap, ignoreNetwork: Bool = false) throws(EngineError) -> Gate {
         let t = graph.info[n]
-        if t.needsTool, !ctx.hasTool(t.kind) {
-            return .blocked(BlockedReason(code: BlockedReason.toolNotInstalled, message: "Tool not installed.",
-                                          details: ["kind": .string(t.kind)]), missing: [])
-        }
         var inputs: [String: String] = [:]
         var waiting: [(port: String, phrase: String)] = []
         var upstreamProblem: BlockedReason?
@@ -185,16 +191,21 @@ extension Executor {
             }
             if !port.optional { waiting.append((port.name, "\(port.name) (nothing produces it; bind an asset)")) }
         }
-        if let upstreamProblem { return .blocked(upstreamProblem, missing: waiting.map(\.port)) }
+        // A missing tool comes first; the inputs are still resolved, for a node that ran.
+        if t.needsTool, !ctx.hasTool(t.kind) {
+            return .blocked(BlockedReason(code: BlockedReason.toolNotInstalled, message: "Tool not installed.",
+                                          details: ["kind": .string(t.kind)]), missing: [], resolved: inputs)
+        }
+        if let upstreamProblem { return .blocked(upstreamProblem, missing: waiting.map(\.port), resolved: inputs) }
         if !waiting.isEmpty {
             let message = "Waiting for " + waiting.map(\.phrase).joined(separator: ", ")
             var details: JSONObject = ["missing": JSON(waiting.map(\.port))]
             if let staleUpstream { details["staleUpstream"] = .string(staleUpstream) }
             return .blocked(BlockedReason(code: BlockedReason.waitingForInput, message: message, details: details),
-                            missing: waiting.map(\.port))
+                            missing: waiting.map(\.port), resolved: inputs)
         }
         if !ignoreNetwork, !ctx.isOnline, t.resourceClass == .remote, !t.isInteractive {
-            return .blocked(BlockedReason(code: BlockedReason.offline, message: "Offline"), missing: [])
+            return .blocked(BlockedReason(code: BlockedReason.offline, message: "Offline"), missing: [], resolved: inputs)
         }
         return .ready(inputs: inputs)
     }

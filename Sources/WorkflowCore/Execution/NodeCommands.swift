@@ -14,7 +14,7 @@ extension Executor {
         let node = wf.nodes[n]
         if node.state.isInFlight || isQueued(wf, n) { throw Executor.notAllowed(verb, node) }
         switch try gate(wf, n, ignoreNetwork: graph.nodes[n].resourceClass != .remote) {
-        case let .blocked(reason, missing):
+        case let .blocked(reason, missing, _):
             var details: JSONObject = ["nodeId": .string(node.nodeId), "missing": JSON(missing),
                                        "reason": reason.json]
             details["state"] = .string(node.state.rawValue)

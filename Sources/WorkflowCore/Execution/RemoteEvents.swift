@@ -273,7 +273,9 @@ extension Executor {
         wf.runs[r].pendingDownloads[port] = nil
         wf.runs[r].outputs[port] = ids[port]
         wf.runs[r].downloadFailures = 0
-        wf.runs[r].nextDownloadAt = nil
+        // Another port whose download a transport error put off keeps its retry: that time is
+        // the only thing that will fetch it.
+        if wf.runs[r].pendingDownloads.isEmpty { wf.runs[r].nextDownloadAt = nil }
         wf.updatedAt = ctx.now
         if wf.runs[r].pendingDownloads.isEmpty {
             try succeed(&wf, runIndex: r, outputs: wf.runs[r].outputs)

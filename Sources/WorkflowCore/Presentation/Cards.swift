@@ -28,7 +28,7 @@ extension Executor {
         o.append(uniqueKey: "statusText", .string(look.status))
         o.append(uniqueKey: "blockedReason", node.state == .blocked ? (node.blockedReason?.json ?? .null) : .null)
         var missing: [String] = []
-        if case let .blocked(_, m) = gate, !node.state.isInFlight { missing = m }
+        if case let .blocked(_, m, _) = gate, !node.state.isInFlight { missing = m }
         o.append(uniqueKey: "missingInputs", JSON(missing))
         o.append(uniqueKey: "paramDigest", .string(paramDigest(wf, n)))
         o.append(uniqueKey: "lastResult", lastResult(wf, node))
@@ -217,7 +217,7 @@ extension Executor {
             }
         }
         var blockedReason: String? {
-            if case let .blocked(reason, _) = gate { return reason.message }
+            if case let .blocked(reason, _, _) = gate { return reason.message }
             return nil
         }
         var o = JSONObject()

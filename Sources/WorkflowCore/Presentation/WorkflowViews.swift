@@ -49,7 +49,7 @@ extension Executor {
         o["resourceClass"] = .string(t.resourceClass.rawValue)
         o["interactive"] = .bool(t.isInteractive)
         if let a = wf.awaits.last(where: { $0.nodeId == node.nodeId && $0.isOpen }) { o["awaitId"] = .string(a.awaitId) }
-        if node.state == .blocked || node.state == .ready, case let .blocked(_, missing) = try gate(wf, n),
+        if node.state == .blocked || node.state == .ready, case let .blocked(_, missing, _) = try gate(wf, n),
             !missing.isEmpty
         {
             o["missingInputs"] = JSON(missing)
