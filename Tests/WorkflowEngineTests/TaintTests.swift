@@ -55,4 +55,57 @@ final class TaintTests: XCTestCase {
         XCTAssertEqual(h.call("workflow.get", ["workflowId": .string(wf)])["status"], "active", "Retry is waiting, not a failure")
         XCTAssertEqual(h.node(wf, "B")["blockedReason"]?["message"], "Waiting for text from 'A' (interrupted; Retry it)")
     }
+
+    /// c takes `image` (required, from a) and `mask` (optional, from p of kind `pKind`).
+    private func blendWorkflow(_ h: Harness, pKind: String) -> String {
+        h.register(tool: "Img", outputs: ["image": "ImageRef"])
+        h.register(tool: "Msk", outputs: ["mask": "MaskRef"])
+        h.register(tool: "Blend", inputs: ["image": "ImageRef", "mask": ["type": "MaskRef", "optional": true]],
+                   outputs: ["image": "ImageRef"])
+        let t: JSON = ["schema": "app.workflow/v2", "name": "blend",
+                       "nodes": [["id": "a", "kind": "Img", "outputs": ["image": "ImageRef"]],
+                                 ["id": "p", "kind": .string(pKind), "outputs": ["mask": "MaskRef"]],
+                                 ["id": "c", "kind": "Blend", "inputs": ["image": "ImageRef", "mask": ["type": "MaskRef", "optional": true]],
+                                  "outputs": ["image": "ImageRef"]]],
+                       "edges": [["from": ["a", "image"], "to": ["c", "image"]], ["from": ["p", "mask"], "to": ["c", "mask"]]]]
+        return h.create(h.register(template: t))
+    }
+
+    func testAnOptionalInputWhoseProducersToolIsNotInstalledDoesNotHoldItsConsumer() throws {
+        let h = try Harness()
+        let wf = blendWorkflow(h, pKind: "NotInstalled")
+        h.call("node.run", ["workflowId": .string(wf), "nodeId": "a"])
+        let e = h.effects("local.run")[0]
+        h.call("local.completed", ["runId": e["runId"]!, "outputs": ["image": ["type": "ImageRef", "uri": "file:///a"]]])
+        XCTAssertEqual(h.node(wf, "p")["blockedReason"]?["code"], "toolNotInstalled")
+        XCTAssertEqual(h.state(wf, "c"), "ready", "the mask is optional and cannot come")
+        h.call("node.run", ["workflowId": .string(wf), "nodeId": "c"])
+        XCTAssertEqual(h.effects("local.run").first?["inputs"]?.objectValue?.keys.sorted(), ["image"])
+    }
+
+    func testAnOptionalInputWhoseProducerFailedIsLeftOutNotAnUpstreamFailure() throws {
+        let h = try Harness()
+        let wf = blendWorkflow(h, pKind: "Msk")
+        h.call("node.run", ["workflowId": .string(wf), "nodeId": "p"])
+        let pRun = h.effects("local.run")[0]
+        h.call("local.completed", ["runId": pRun["runId"]!, "error": ["code": "E1", "message": "broken"]])
+        XCTAssertEqual(h.state(wf, "c"), "blocked")
+        XCTAssertEqual(h.node(wf, "c")["blockedReason"]?["code"], "waitingForInput", "waits for its required image only")
+        h.call("node.run", ["workflowId": .string(wf), "nodeId": "a"])
+        let aRun = h.effects("local.run")[0]
+        h.call("local.completed", ["runId": aRun["runId"]!, "outputs": ["image": ["type": "ImageRef", "uri": "file:///a"]]])
+        XCTAssertEqual(h.state(wf, "c"), "ready")
+    }
+
+    func testNotReadyListsARequiredPortWhoseUpstreamFailedAmongTheMissing() throws {
+        let h = try Harness()
+        Templates.registerTextTools(h)
+        let wf = h.create(h.register(template: fourChain))
+        h.call("node.run", ["workflowId": .string(wf), "nodeId": "A"])
+        let e = h.effects("local.run")[0]
+        h.call("local.completed", ["runId": e["runId"]!, "error": ["code": "E1", "message": "broken"]])
+        let refused = h.fail("node.run", ["workflowId": .string(wf), "nodeId": "B"])
+        XCTAssertEqual(refused.code, "notReady")
+        XCTAssertEqual(refused.details["missing"], ["text"])
+    }
 }

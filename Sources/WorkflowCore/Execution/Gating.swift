@@ -122,6 +122,9 @@ extension Executor {
         let t = graph.info[n]
         var inputs: [String: String] = [:]
         var waiting: [(port: String, phrase: String)] = []
+        // Required ports with no asset, in port order: those waited for and those an upstream
+        // failure, cancel or skip leaves empty (`notReady`'s `details.missing`).
+        var missing: [String] = []
         var upstreamProblem: BlockedReason?
         var staleUpstream: String?
         for (i, port) in t.inputs.enumerated() {
@@ -143,6 +146,9 @@ extension Executor {
                     waiting.append((port.name, "\(port.name) from '\(pid)' (\(why))"))
                     continue
                 case let .failed(origin, what)?:
+                    // An optional input goes without what a failed upstream cannot bring.
+                    if port.optional { continue }
+                    missing.append(port.name)
                     if upstreamProblem == nil {
                         upstreamProblem = BlockedReason(
                             code: BlockedReason.upstreamFailed, message: "Upstream '\(origin)' \(what).",
@@ -161,6 +167,7 @@ extension Executor {
                         waiting.append((port.name, "\(port.name) from '\(pid)' (its output is gone)"))
                     }
                 case .skipped:
+                    if !port.optional { missing.append(port.name) }
                     if !port.optional, upstreamProblem == nil {
                         upstreamProblem = BlockedReason(
                             code: BlockedReason.upstreamFailed, message: "Upstream '\(pid)' was skipped.",
@@ -170,12 +177,18 @@ extension Executor {
                     // Not a failure of the work: the producer waits for its Retry.
                     waiting.append((port.name, "\(port.name) from '\(pid)' (interrupted; Retry it)"))
                 case .failed, .cancelled:
+                    if port.optional { continue }
+                    missing.append(port.name)
                     if upstreamProblem == nil {
                         let what = wf.nodes[producer.node].state == .failed ? "failed" : "was cancelled"
                         upstreamProblem = BlockedReason(
                             code: BlockedReason.upstreamFailed, message: "Upstream '\(pid)' \(what).",
                             details: ["upstream": .string(pid), "what": .string(what), "port": .string(port.name)])
                     }
+                case .blocked where port.optional
+                    && wf.nodes[producer.node].blockedReason?.code == BlockedReason.toolNotInstalled:
+                    // Nothing comes until someone installs the tool: an optional input goes without.
+                    continue
                 default:
                     waiting.append((port.name, "\(port.name) from '\(pid)'"))
                 }
@@ -191,12 +204,18 @@ extension Executor {
             }
             if !port.optional { waiting.append((port.name, "\(port.name) (nothing produces it; bind an asset)")) }
         }
+        if !waiting.isEmpty {
+            // In port order: ports waited for, and ports an upstream problem leaves empty.
+            let waited = Set(waiting.map(\.port))
+            let empty = Set(missing)
+            missing = t.inputs.map(\.name).filter { waited.contains($0) || empty.contains($0) }
+        }
         // A missing tool comes first; the inputs are still resolved, for a node that ran.
         if t.needsTool, !ctx.hasTool(t.kind) {
             return .blocked(BlockedReason(code: BlockedReason.toolNotInstalled, message: "Tool not installed.",
                                           details: ["kind": .string(t.kind)]), missing: [], resolved: inputs)
         }
-        if let upstreamProblem { return .blocked(upstreamProblem, missing: waiting.map(\.port), resolved: inputs) }
+        if let upstreamProblem { return .blocked(upstreamProblem, missing: missing, resolved: inputs) }
         if !waiting.isEmpty {
             let message = "Waiting for " + waiting.map(\.phrase).joined(separator: ", ")
             var details: JSONObject = ["missing": JSON(waiting.map(\.port))]
