@@ -170,7 +170,14 @@ typedef struct wf_error {
  * A store file written by a newer library is refused with WF_ESTORE
  * ("storeTooNew"); an older one is migrated in place. Commits a killed
  * process left in the store's journal are written to their tables before
- * this returns; a damaged journal is WF_ESTORE ("storeCorrupt").
+ * this returns; a damaged journal, or rows changed behind the engine's
+ * back, is WF_ESTORE ("storeCorrupt").
+ *
+ * One engine per store file. A store held open by another engine (in this
+ * process or another) is not refused here, because a killed process's
+ * engine holds nothing; but once either engine has written, every change
+ * through the other is refused with WF_ESTORE ("storeInUse") and changes
+ * nothing, so neither overwrites the other with stale state.
  */
 int wf_engine_open(wf_engine **out, const json_t *config);
 

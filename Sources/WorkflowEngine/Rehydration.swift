@@ -11,10 +11,14 @@ extension Engine {
         } catch {
             throw EngineError(.store, "storeReadFailed", "cannot read the store: \(error)")
         }
-        for (key, value) in snapshot.meta {
-            if key.hasPrefix("counter."), let v = value.intValue {
-                state.counters[String(key.dropFirst("counter.".count))] = v
+        for (key, value) in snapshot.meta where key.hasPrefix("counter.") {
+            // Ids are numbered from these counters; one out of range was written by something
+            // else than the engine, and would overflow.
+            guard let v = value.intValue, (0...Self.maxCounter).contains(v) else {
+                throw EngineError(.store, "storeCorrupt", "the store's counter \(key) is not a count: \(value)",
+                                  details: ["key": .string(key)])
             }
+            state.counters[String(key.dropFirst("counter.".count))] = v
         }
         if let t = snapshot.meta[MetaKey.clockNow]?.stringValue.flatMap(Timestamp.init(rfc3339:)) {
             state.manualNow = t
@@ -59,6 +63,20 @@ extension Engine {
             state.cacheTimers.set(entry.key, at: cachePolicy.purgeTime(entry), order: 0)
         }
         state.outbox = Outbox(effects: snapshot.effects)
-        try resume(snapshot: snapshot)
+        do throws(EngineError) {
+            try resume(snapshot: snapshot)
+        } catch where error.status == .store {
+            throw error
+        } catch {
+            // Resuming only replays what the store holds: a rule refusing it means the rows were
+            // changed behind the engine's back.
+            var details = error.details
+            details["cause"] = .string(error.code)
+            throw EngineError(.store, "storeCorrupt", "the store's workflows cannot be resumed: \(error.message)",
+                              details: details)
+        }
     }
+
+    /// The largest value a stored id counter may hold: far beyond any real store, far from overflow.
+    static let maxCounter: Int64 = 1 << 53
 }

@@ -148,13 +148,39 @@ final class UnitOfWork {
             return w
         }
         guard state.summaries[id] != nil else { return nil }
+        let loaded: Workflow?
         do {
-            guard let w = try store.loadWorkflow(id) else { return nil }
-            state.workflows[id] = w  // committed state, now cached
-            state.noteUse(id)
-            return w
+            loaded = try store.loadWorkflow(id)
         } catch {
             throw EngineError(.store, "storeReadFailed", "cannot read workflow \(id): \(error)")
+        }
+        guard let w = loaded else { return nil }
+        try checkLoaded(w)
+        state.workflows[id] = w  // committed state, now cached
+        state.noteUse(id)
+        return w
+    }
+
+    /// A workflow read from the store must fit its template: one node per template node, in
+    /// order, and every run and await on one of them. A store changed behind the engine's back
+    /// (rows deleted, a template gone) is `WF_ESTORE storeCorrupt`, never a crash later.
+    private func checkLoaded(_ w: Workflow) throws(EngineError) {
+        func corrupt(_ why: String) -> EngineError {
+            EngineError(.store, "storeCorrupt", "workflow \(w.workflowId) in the store is damaged: \(why)",
+                        details: ["workflowId": .string(w.workflowId)])
+        }
+        guard let graph = template(w.templateId)?.graph else { throw corrupt("its template \(w.templateId) is missing") }
+        guard w.nodes.count == graph.nodes.count else {
+            throw corrupt("it has \(w.nodes.count) nodes where its template has \(graph.nodes.count)")
+        }
+        for (i, node) in w.nodes.enumerated() where node.nodeId != graph.nodes[i].id {
+            throw corrupt("node \(i) is '\(node.nodeId)' where its template has '\(graph.nodes[i].id)'")
+        }
+        for run in w.runs where graph.index[run.nodeId] == nil {
+            throw corrupt("run \(run.runId) is of node '\(run.nodeId)', which its template does not have")
+        }
+        for a in w.awaits where graph.index[a.nodeId] == nil {
+            throw corrupt("await \(a.awaitId) is of node '\(a.nodeId)', which its template does not have")
         }
     }
 
@@ -405,6 +431,9 @@ final class UnitOfWork {
         }
         do {
             try store.commit(cs)
+        } catch let e as StoreError where e.code == "storeInUse" {
+            rollback()
+            throw EngineError(.store, e.code, "the change was not saved; nothing was changed: \(e.message)")
         } catch {
             rollback()
             throw EngineError(.store, "storeWriteFailed", "the change could not be saved; nothing was changed: \(error)")

@@ -9,7 +9,7 @@ import GRDB
 package final class PreparedStatements: @unchecked Sendable {
     package enum Key: Int, CaseIterable {
         case begin, commit, rollback, meta, asset, workflow, node, run, await, effectInsert, effectTaken, effectDelete
-        case workflowUpdate, nodeUpdate, runUpdate, runDataUpdate, journalAppend, journalClear
+        case workflowUpdate, nodeUpdate, runUpdate, runDataUpdate, journalAppend, journalClear, dataVersion
 
         package var sql: String {
             switch self {
@@ -66,6 +66,7 @@ package final class PreparedStatements: @unchecked Sendable {
             case .runDataUpdate: "UPDATE runs SET data = ? WHERE runId = ? AND status = ? AND jobId IS ?"
             case .journalAppend: "INSERT INTO journal (body) VALUES (?)"
             case .journalClear: "DELETE FROM journal"
+            case .dataVersion: "PRAGMA data_version"
             }
         }
     }

@@ -32,6 +32,11 @@ public final class SQLiteStore: EngineStore {
     private var pending = PendingRows()
     /// Rows of the journal table since the last fold (one per journaled commit).
     private var journalEntries = 0
+    /// SQLite's `data_version` as this connection last saw the file: it moves only when another
+    /// connection commits. The engine keeps the store's state in memory, so a store written by
+    /// another engine would be overwritten with stale state; a commit that finds the number moved
+    /// is refused (`storeInUse`) instead.
+    private var dataVersion: Int64 = 0
     /// How many pending rows, or journaled commits, make the next commit fold them (0: never
     /// journal). Bounding the commits too keeps a row rewritten again and again (a job's
     /// progress) from growing the journal, and the replay after a kill, without end.
@@ -80,6 +85,7 @@ public final class SQLiteStore: EngineStore {
             }
             try migrator.migrate(queue)
             self.queue = queue
+            dataVersion = try queue.read { db in try Int64.fetchOne(db, sql: "PRAGMA data_version") ?? 0 }
             try replayJournal()
         } catch let e as StoreError {
             throw e
@@ -341,9 +347,19 @@ public final class SQLiteStore: EngineStore {
     private func transaction(_ body: (Database, PreparedStatements) throws -> Void,
                              committed: () -> Void) throws {
         let statements = self.statements
+        let seen = dataVersion
         try db().writeWithoutTransaction { db in
             try statements.row(.begin, db).run(db)
             do {
+                // Checked with the write lock held: nobody can commit between this and ours.
+                let now = try Int64.fetchOne(statements.get(.dataVersion, db)) ?? 0
+                guard now == seen else {
+                    throw StoreError(code: "storeInUse", message: """
+                        another engine (in this process or another) wrote to the store at \(path) since this one \
+                        opened it; to keep its changes, this engine saves nothing more: close it, and open the \
+                        store in one engine at a time
+                        """)
+                }
                 try body(db, statements)
                 try statements.row(.commit, db).run(db)
             } catch {

@@ -50,7 +50,7 @@ final class PersistenceRoundTripTests: XCTestCase {
     func testUpdatesInPlaceWriteTheSameColumnsAsTheUpsert() throws {
         let path = tempPath()
         defer { for s in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + s) } }
-        let store = try SQLiteStore(path: path)
+        var store = try SQLiteStore(path: path)
         let now = Timestamp(milliseconds: 1_000)
         var w = Workflow(workflowId: "wf-1", seq: 1, templateId: "tpl-1", title: "t", createdAt: now,
                          nodes: [NodeInstance(nodeId: "a", state: .ready, params: [:], updatedAt: now)])
@@ -63,8 +63,11 @@ final class PersistenceRoundTripTests: XCTestCase {
         try store.commit(cs)
         try store.flush()  // into the tables, for the other connection below
         w.markClean()
+        // A store an older library wrote (the store is closed: one writer at a time).
+        store.close()
         let db = try DatabaseQueue(path: path)
         try db.write { try $0.execute(sql: "UPDATE runs SET status = 'waiting' WHERE runId = 'run-1'") }  // legacy name
+        store = try SQLiteStore(path: path)
         // A progress report: status and job id unchanged.
         var old = try XCTUnwrap(store.loadWorkflow("wf-1"))
         XCTAssertEqual(old.runs[0].status, .running, "data, not the column, is what loads")
