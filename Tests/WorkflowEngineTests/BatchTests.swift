@@ -28,6 +28,34 @@ final class BatchTests: XCTestCase {
         XCTAssertEqual(h.fail("batch", ["calls": [["op": "batch", "args": ["calls": []]]]]).code, "unknownOp")
     }
 
+    func testTheListTheBadgesAndTheActionCenterSeeEarlierCallsOfTheSameBatch() throws {
+        let h = try Harness()
+        let t: JSON = ["schema": "app.workflow/v2", "name": "ask",
+                       "nodes": [["id": "note", "kind": "UserText", "outputs": ["text": "TextRef"],
+                                  "await": ["type": "enter_text"]]]]
+        let tpl = h.register(template: t)
+        let r = h.call("batch", ["calls": [["op": "workflow.create", "args": ["templateId": .string(tpl), "title": "Fresh"]],
+                                           ["op": "badges.get"], ["op": "await.list"], ["op": "workflow.list"]]])
+        let results = r["results"]!.arrayValue!
+        let wf = results[0]["workflowId"]!
+        XCTAssertEqual(results[1]["actionCenter"], 1)
+        XCTAssertEqual(results[1]["workflows"]?[wf.stringValue!], 1)
+        XCTAssertEqual(results[2]["pending"]?.arrayValue?.count, 1)
+        XCTAssertEqual(results[3]["rows"]?.arrayValue?.map { $0["workflowId"] }, [wf])
+        XCTAssertEqual(results[3]["rows"]?[0]?["awaitCount"], 1)
+        // A snooze earlier in a batch: the list and the badges agree.
+        let id = h.call("await.list")["pending"]![0]!["awaitId"]!
+        let s = h.call("batch", ["calls": [["op": "await.snooze", "args": ["awaitId": id]], ["op": "badges.get"],
+                                           ["op": "workflow.list"]]])["results"]!.arrayValue!
+        XCTAssertEqual(s[1]["actionCenter"], 0)
+        XCTAssertEqual(s[2]["rows"]?[0]?["awaitCount"], 0)
+        // A workflow deleted earlier in a batch is gone from the list.
+        let d = h.call("batch", ["calls": [["op": "workflow.delete", "args": ["workflowId": wf]], ["op": "workflow.list"],
+                                           ["op": "badges.get"]]])["results"]!.arrayValue!
+        XCTAssertEqual(d[1]["rows"], [])
+        XCTAssertEqual(d[2]["actionCenter"], 0)
+    }
+
     func testAJobAcceptedEarlierInTheSameBatchIsFoundByItsId() throws {
         let h = try Harness(file: true)
         h.register(tool: "StylizeRemote", outputs: ["image": "ImageRef"], remote: true)

@@ -201,6 +201,11 @@ extension Engine {
         if let only { return [try uow.requireWorkflow(only)] }
         var result: [Workflow] = []
         for id in uow.allWorkflowIds() {
+            if let staged = uow.workflows[id] {
+                // Changed by an earlier call of the same batch: its summary is not made yet.
+                if staged.awaits.contains(where: { !$0.cleared }) { result.append(staged) }
+                continue
+            }
             guard let s = uow.state.summaries[id], s.inboxCount > 0 else { continue }
             if let wf = try uow.workflow(id) { result.append(wf) }
         }

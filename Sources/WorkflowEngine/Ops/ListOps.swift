@@ -3,7 +3,7 @@ import WorkflowStore
 
 extension Engine {
     /// `workflow.list`: rows from the summaries kept for every workflow (no workflow is loaded).
-    static func listWorkflows(_ uow: UnitOfWork, _ args: Args) throws(EngineError) -> JSON {
+    static func listWorkflows(_ engine: Engine, _ uow: UnitOfWork, _ args: Args) throws(EngineError) -> JSON {
         let search = try args.optionalString("search")?.lowercased().trimmingSpaces()
         let filter = try args.optionalChoice("filter", ["all", "active", "done", "failed"]) ?? "all"
         let sort = try args.optionalChoice("sort", ["recent", "name"]) ?? "recent"
@@ -12,7 +12,7 @@ extension Engine {
         var rows: [WorkflowSummary] = []
         let needle = Array((search ?? "").utf8)
         var templateMatches: [String: Bool] = [:]
-        for s in uow.state.summaries.values {
+        for s in try currentSummaries(engine, uow) {
             if s.archived && !includeArchived { continue }
             switch filter {
             case "active": if s.status != .active { continue }
@@ -42,6 +42,19 @@ extension Engine {
         }
         let total = rows.count
         return ["rows": .array(rows.prefix(limit).map(row)), "total": JSON(total)]
+    }
+
+    /// Every workflow's summary as this call sees it: the committed ones, with those of the
+    /// workflows an earlier call of the same `batch` changed, created or deleted made anew.
+    static func currentSummaries(_ engine: Engine, _ uow: UnitOfWork) throws(EngineError) -> [WorkflowSummary] {
+        guard !uow.workflows.isEmpty || !uow.deletedWorkflows.isEmpty else { return Array(uow.state.summaries.values) }
+        var result: [WorkflowSummary] = []
+        result.reserveCapacity(uow.state.summaries.count + uow.workflows.count)
+        for s in uow.state.summaries.values where uow.workflows[s.workflowId] == nil && !uow.deletedWorkflows.contains(s.workflowId) {
+            result.append(s)
+        }
+        for wf in uow.workflows.values { result.append(try engine.summary(uow, wf)) }
+        return result
     }
 
     static func row(_ s: WorkflowSummary) -> JSON {

@@ -47,8 +47,8 @@ extension Engine {
         },
 
         // workflow.list {search?, filter?: all|active|done|failed, sort?: recent|name, includeArchived?} → {rows}
-        "workflow.list": OpHandler(mutates: false, args: ["search", "filter", "sort", "includeArchived", "limit"]) { (_, uow, args) throws(EngineError) -> JSON in
-            try listWorkflows(uow, args)
+        "workflow.list": OpHandler(mutates: false, args: ["search", "filter", "sort", "includeArchived", "limit"]) { (engine, uow, args) throws(EngineError) -> JSON in
+            try listWorkflows(engine, uow, args)
         },
 
         // workflow.duplicate {workflowId, title?} → {workflowId}: same template, params and bindings; fresh state.
