@@ -304,6 +304,13 @@ final class AwaitLifecycleTests: XCTestCase {
         XCTAssertEqual(h.call("await.get", ["awaitId": .string(id)])["resolution"], "expired")
         XCTAssertEqual(h.state(wf, "blend1"), "ready", "optional port: goes on without it")
         XCTAssertEqual(h.node(wf, "stylize1")["blockedReason"]?["code"], "upstreamFailed", "required port: cannot")
+        XCTAssertEqual(h.call("workflow.get", ["workflowId": .string(wf)])["status"], "active", "blend1 can still run")
+        h.call("node.run", ["workflowId": .string(wf), "nodeId": "blend1"])
+        let blend = h.effects("local.run").first { $0["nodeId"] == "blend1" }!
+        h.call("local.completed", ["runId": blend["runId"]!, "outputs": ["image": ["type": "ImageRef", "uri": "file:///b"]]])
+        XCTAssertEqual(h.call("workflow.get", ["workflowId": .string(wf)])["status"], "failed",
+                       "nothing more can move: stylize1 needs the skipped mask")
+        XCTAssertEqual(h.call("workflow.list", ["filter": "failed"])["rows"]?.arrayValue?.count, 1)
     }
 
     func testSkipOnlyWhereTheSpecAllows() throws {

@@ -452,6 +452,9 @@ public struct Executor {
             if state != .succeeded && state != .skipped { allDone = false }
             let interrupted = state == .failed && wf.nodes[i].lastError?.code == "interrupted"
             if (state == .failed && !interrupted) || state == .cancelled { anyFailed = true }
+            // A required input that can never come (below a skipped node, say) holds the
+            // workflow as a failure does.
+            if state == .blocked, wf.nodes[i].blockedReason?.code == BlockedReason.upstreamFailed { anyFailed = true }
             if state.isInFlight || state == .ready || interrupted { anyGoing = true }
         }
         let status: WorkflowStatus
