@@ -27,6 +27,27 @@ private func variant(_ base: JSON, node: String, await patch: JSONObject) -> JSO
 
 /// TEST PLAN §3 and step 5: interactive nodes file an await, never a job, never UI.
 final class AwaitUniquenessTests: XCTestCase {
+    func testAnOpenRequestWhoseInputIsReplacedIsWithdrawnAndAskedAgainWithTheNewInput() throws {
+        let h = try Harness()
+        let (wf, first) = maskAwaiting(h)
+        _ = h.take()
+        h.call("node.run", ["workflowId": .string(wf), "nodeId": "load1"])
+        XCTAssertEqual(h.node(wf, "mask1")["awaitId"], .string(first), "open while the new image is on its way")
+        let run = h.effects("local.run")[0]
+        h.call("local.completed", ["runId": run["runId"]!, "outputs": ["image": ["type": "ImageRef", "uri": "file:///photo-2"]]])
+        XCTAssertEqual(h.call("await.get", ["awaitId": .string(first)])["resolution"], "withdrawn")
+        XCTAssertEqual(h.state(wf, "mask1"), "awaitingUser")
+        let second = h.node(wf, "mask1")["awaitId"]!
+        XCTAssertNotEqual(second, .string(first))
+        let effects = h.take()
+        XCTAssertEqual(effects.filter { $0["type"] == "notify.withdraw" }.map { $0["awaitId"] }, [.string(first)])
+        XCTAssertEqual(effects.filter { $0["type"] == "notify" }.map { $0["awaitId"] }, [second])
+        XCTAssertEqual(h.call("node.history", ["workflowId": .string(wf), "nodeId": "mask1"])["runs"]?[1]?["status"], "cancelled")
+        h.call("await.complete", ["awaitId": second, "result": ["asset": ["type": "MaskRef", "uri": "file:///m"]]])
+        XCTAssertEqual(h.state(wf, "mask1"), "succeeded", "answered on the current image: nothing to redo")
+        XCTAssertEqual(h.call("asset.get", ["assetId": h.node(wf, "mask1")["outputs"]!["mask"]!])["type"], "MaskRef")
+    }
+
     func testAnInteractiveNodeThatBecomesReadyFilesOneAwaitAndNoJob() throws {
         let h = try Harness()
         Templates.registerStylizeTools(h)

@@ -131,6 +131,7 @@ public struct Executor {
     /// One node's step of the reconcile, its producers' taints known.
     private func reconcileNode(_ wf: inout Workflow, _ n: Int, taints: TaintMap) throws(EngineError) {
         let state = wf.nodes[n].state
+        if state == .awaitingUser { return try reaskIfInputChanged(&wf, n, taints: taints) }
         if state.isInFlight || state == .cancelled || state == .skipped { return }
         let r = wf.nodes[n].currentRunId.flatMap { wf.runIndex($0) }
         if let r, !wf.runs[r].status.isTerminal { return }  // a local run waiting for a slot
@@ -141,6 +142,30 @@ public struct Executor {
         } else {
             try reconcileFresh(&wf, n, gate: gate)
         }
+    }
+
+    /// A request about inputs that have since been replaced would be answered for nothing (the
+    /// answer would turn `inputChanged` at once): it is withdrawn, and the node asks again with
+    /// the new inputs as soon as it is ready. An input still on its way (its producer running
+    /// again) leaves the request open until the new asset exists.
+    private func reaskIfInputChanged(_ wf: inout Workflow, _ n: Int, taints: TaintMap) throws(EngineError) {
+        guard let runId = wf.nodes[n].currentRunId, let r = wf.runIndex(runId), wf.runs[r].mode == .interactive,
+              !wf.runs[r].status.isTerminal, !graph.nodes[n].inputs.isEmpty
+        else { return }
+        let gate = try self.gate(wf, n, taints: taints)
+        let asked = wf.runs[r].inputs
+        let known = gate.knownInputs
+        guard let changed = graph.nodes[n].inputs.first(where: { port in
+            if let now = known[port.name] { now != asked[port.name] } else { false }
+        }) else { return }
+        try closeAwait(&wf, runId: runId, resolution: .withdrawn)
+        wf.runs[r].finish(.cancelled, at: ctx.now, error: NodeError(
+            code: BlockedReason.inputChanged,
+            message: "The \(changed.name) input changed while the request was open; it is asked again with the new one.",
+            details: ["port": .string(changed.name)]))
+        ctx.note("await withdrawn: input changed", ["workflowId": wf.workflowId, "nodeId": wf.nodes[n].nodeId,
+                                                    "runId": runId, "port": changed.name])
+        try reconcileFresh(&wf, n, gate: gate)
     }
 
     /// A node that ran: it keeps its result while its inputs are those of its last run, and is
