@@ -147,6 +147,15 @@ final class WorkflowListTests: XCTestCase {
         XCTAssertEqual(h.fail("workflow.get", ["workflowId": dup]).status, .notFound)
     }
 
+    func testSortByNameIsAlphabeticalWithCaseAndAccentsFolded() throws {
+        let h = try Harness()
+        Templates.registerTextTools(h)
+        let tpl = h.register(template: Templates.chain)
+        for title in ["zeta", "Ärger", "Beach", "apfel", "Éclair", "Apfel"] { h.create(tpl, ["title": .string(title)]) }
+        XCTAssertEqual(h.call("workflow.list", ["sort": "name"])["rows"]?.arrayValue?.map { $0["title"] },
+                       ["Apfel", "apfel", "Ärger", "Beach", "Éclair", "zeta"])
+    }
+
     func testDoneAndFailedFiltersNeverListArchivedWorkflowsEvenWithIncludeArchived() throws {
         let h = try Harness()
         Templates.registerTextTools(h)

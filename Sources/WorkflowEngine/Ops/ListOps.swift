@@ -1,3 +1,4 @@
+import Foundation
 import WorkflowCore
 import WorkflowStore
 
@@ -32,11 +33,14 @@ extension Engine {
             rows.append(s)
         }
         if sort == "name" {
-            rows.sort {
-                let a = $0.title.lowercased()
-                let b = $1.title.lowercased()
-                return a != b ? a < b : $0.seq < $1.seq
-            }
+            // Alphabetical as a person reads it, the same on every machine: case and accents
+            // folded ("Ärger" before "zeta"), no locale; then the exact title, then creation order.
+            let keyed = rows.map { (key: $0.title.folding(options: [.caseInsensitive, .diacriticInsensitive], locale: nil), row: $0) }
+            rows = keyed.sorted { a, b in
+                if a.key != b.key { return a.key < b.key }
+                if a.row.title != b.row.title { return a.row.title < b.row.title }
+                return a.row.seq < b.row.seq
+            }.map(\.row)
         } else {
             rows.sort { $0.updatedAt != $1.updatedAt ? $0.updatedAt > $1.updatedAt : $0.seq > $1.seq }
         }
