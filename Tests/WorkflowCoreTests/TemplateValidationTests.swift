@@ -26,6 +26,26 @@ final class TemplateValidationTests: XCTestCase {
         XCTAssertEqual(v.errors[0].cycle, ["A", "B", "A"])
     }
 
+    func testAnEdgeToAPortThatDoesNotExistIsUnknownPortAloneNotACycle() {
+        let t: JSON = ["schema": "app.workflow/v2", "name": "c",
+                       "nodes": [["id": "a", "kind": "K", "outputs": ["o": "ImageRef"]],
+                                 ["id": "b", "kind": "K", "inputs": ["i": "ImageRef"], "outputs": ["o": "ImageRef"]]],
+                       "edges": [["from": ["a", "o"], "to": ["b", "i"]], ["from": ["b", "nope"], "to": ["a", "nope"]],
+                                 ["from": ["b", "nope"], "to": ["b", "i"]]]]
+        XCTAssertEqual(Set(TemplateFixtures.codes(compile(t))), ["unknownPort"])
+    }
+
+    func testAnEdgeNamingANodeByALookalikeIsUnknownNode() {
+        // The Kelvin sign is canonically equivalent to "K", but no node's id is spelled with it.
+        let t: JSON = ["schema": "app.workflow/v2", "name": "k",
+                       "nodes": [["id": "K", "kind": "Src", "outputs": ["o": "ImageRef"]],
+                                 ["id": "b", "kind": "Use", "inputs": ["i": "ImageRef"]]],
+                       "edges": [["from": ["\u{212A}", "o"], "to": ["b", "i"]]]]
+        let v = compile(t)
+        XCTAssertEqual(TemplateFixtures.codes(v), ["unknownNode"])
+        XCTAssertEqual(v.errors[0].nodeId, "\u{212A}")
+    }
+
     func testEdgeTypeMismatchMaskToImageNamesNodeAndPortIdsAtBothEnds() {
         let v = compile(TemplateFixtures.sample { o in
             var edges = o["edges"]!.arrayValue!
@@ -156,8 +176,26 @@ final class TemplateValidationTests: XCTestCase {
         XCTAssertEqual(ISODuration.milliseconds("P1DT2H30M"), (86_400 + 9_000) * 1000)
         XCTAssertEqual(ISODuration.milliseconds("PT0.5S"), 500)
         XCTAssertEqual(ISODuration.milliseconds("P2W"), 14 * 86_400_000)
-        for bad in ["24h", "P1M", "P1Y", "PT", "P", "PT1H2D", "P1DT", "-PT1H", ""] {
+        XCTAssertEqual(ISODuration.milliseconds("PT1H0,5M"), 3_630_000, "a comma is a decimal sign too")
+        XCTAssertEqual(ISODuration.milliseconds("PT0S"), 0, "zero is a duration; the template refuses it")
+        for bad in ["24h", "P1M", "P1Y", "PT", "P", "PT1H2D", "P1DT", "-PT1H", "",
+                    "pt24h", "PT1.5H30M", "PT.5S", "PT5.S", "PT1..5S", "PT1.5.5S", "P1D1D"] {
             XCTAssertNil(ISODuration.milliseconds(bad), bad)
+        }
+    }
+
+    func testAZeroExpiryIsRefusedAsZeroNotAsUnreadable() {
+        for zero in ["PT0S", "PT0.0004S"] {
+            let v = compile(TemplateFixtures.sample { o in
+                var nodes = o["nodes"]!.arrayValue!
+                var n = nodes[1].objectValue!
+                n["await"] = ["type": "draw_mask", "expiresIn": .string(zero)]
+                nodes[1] = .object(n)
+                o["nodes"] = .array(nodes)
+            })
+            let issue = v.errors.first { $0.code == "invalidDuration" }
+            XCTAssertNotNil(issue, zero)
+            XCTAssertTrue(issue?.message.contains("is zero") ?? false, issue?.message ?? zero)
         }
     }
 

@@ -204,8 +204,8 @@ extension Executor {
             }
             if !port.optional { waiting.append((port.name, "\(port.name) (nothing produces it; bind an asset)")) }
         }
-        if !waiting.isEmpty {
-            // In port order: ports waited for, and ports an upstream problem leaves empty.
+        if !waiting.isEmpty, !missing.isEmpty {
+            // Both (rare): in port order, ports waited for and ports an upstream problem leaves empty.
             let waited = Set(waiting.map(\.port))
             let empty = Set(missing)
             missing = t.inputs.map(\.name).filter { waited.contains($0) || empty.contains($0) }
@@ -218,10 +218,11 @@ extension Executor {
         if let upstreamProblem { return .blocked(upstreamProblem, missing: missing, resolved: inputs) }
         if !waiting.isEmpty {
             let message = "Waiting for " + waiting.map(\.phrase).joined(separator: ", ")
-            var details: JSONObject = ["missing": JSON(waiting.map(\.port))]
+            let missing = waiting.map(\.port)  // nothing failed upstream: the ports waited for
+            var details: JSONObject = ["missing": JSON(missing)]
             if let staleUpstream { details["staleUpstream"] = .string(staleUpstream) }
             return .blocked(BlockedReason(code: BlockedReason.waitingForInput, message: message, details: details),
-                            missing: waiting.map(\.port), resolved: inputs)
+                            missing: missing, resolved: inputs)
         }
         if !ignoreNetwork, !ctx.isOnline, t.resourceClass == .remote, !t.isInteractive {
             return .blocked(BlockedReason(code: BlockedReason.offline, message: "Offline"), missing: [], resolved: inputs)

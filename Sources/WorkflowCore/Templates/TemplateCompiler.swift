@@ -208,7 +208,11 @@ public enum TemplateCompiler {
                     } else {
                         feedsPort.append(-1)
                     }
-                    if let fi = fromIndex, let ti = toIndex { resolved.append((fi, ti, edges.count)) }
+                    // Only an edge whose ends both resolved joins the cycle check: one naming a port
+                    // that does not exist is that error alone, not also a cycle.
+                    if let fi = fromIndex, let ti = toIndex, fromPort != nil, toPort != nil {
+                        resolved.append((fi, ti, edges.count))
+                    }
                     edges.append(edge)
                     edgeSource.append(j)
                 }
@@ -464,6 +468,11 @@ public enum TemplateCompiler {
             if let ms = ISODuration.milliseconds(e), ms > 0 {
                 expiresIn = e
                 expiresMs = ms
+            } else if ISODuration.milliseconds(e) != nil {
+                a.append(TemplateIssue(
+                    code: TemplateErrorCode.invalidDuration,
+                    message: "\(path).expiresIn: '\(e)' is zero (under a millisecond): a request must be given time to be answered",
+                    nodeId: nodeId, path: "\(path).expiresIn"))
             } else {
                 a.append(TemplateIssue(
                     code: TemplateErrorCode.invalidDuration,
@@ -567,19 +576,16 @@ public enum TemplateCompiler {
     }
 }
 
-/// Node ids to node numbers: open addressing over a cheap hash of the id's bytes (ids are short),
-/// with String's own equality. The first id inserted wins. Stored ids are valid node ids, hence
-/// ASCII; a non-ASCII name can still equal one under String's (canonical) equality, as
-/// "\u{212A}" equals "K", so such names are looked up by String's own hashing instead.
+/// Node ids to node numbers: open addressing over a cheap hash of the id's bytes (ids are short).
+/// The first id inserted wins. Stored ids are valid node ids, hence ASCII, and a name is found
+/// only by the same bytes: a non-ASCII name names no node, even one String's canonical equality
+/// would call equal ("\u{212A}", the Kelvin sign, is not "K"), so an edge never reaches a node
+/// under another spelling than its id (which the export would then write).
 struct NodeIdTable {
     private var slots: [Int32]
     private var ids: [String] = []
     private var values: [Int] = []
     private var mask: Int
-    private final class Fallback {
-        var index: [String: Int]?
-    }
-    private let fallback = Fallback()
 
     init(capacity: Int = 0) {
         var size = 16
@@ -609,28 +615,18 @@ struct NodeIdTable {
 
     /// The number stored for `id`.
     func find(_ id: String) -> Int? {
-        guard let h = Self.hash(id) else { return slowFind(id) }
+        guard let h = Self.hash(id) else { return nil }  // not ASCII: no node's id
         var i = h & mask
         while true {
             let k = Int(slots[i])
             if k < 0 { return nil }
-            if ids[k] == id { return values[k] }
+            if ids[k] == id { return values[k] }  // both ASCII: equal exactly when their bytes are
             i = (i + 1) & mask
         }
     }
 
-    private func slowFind(_ id: String) -> Int? {
-        if fallback.index == nil {
-            var index: [String: Int] = [:]
-            for (k, stored) in ids.enumerated() where index[stored] == nil { index[stored] = values[k] }
-            fallback.index = index
-        }
-        return fallback.index?[id]
-    }
-
     /// Stores `value` for `id` unless it is present already; false when it was. `id` must be ASCII.
     mutating func insert(_ id: String, _ value: Int) -> Bool {
-        fallback.index = nil
         if ids.count * 2 >= slots.count { grow() }
         var i = Self.hash(id)! & mask
         while true {

@@ -1,15 +1,21 @@
 /// ISO 8601 durations as templates write them (`PT24H`, `P1D`, `PT1H30M`, `PT0.5S`, `P2W`).
 ///
-/// Years and months have no fixed length, so they are refused rather than guessed.
+/// Strict to the standard's form: upper-case designators, weeks and days before `T`, hours,
+/// minutes and seconds after it, each once and in that order; a number is digits, with a decimal
+/// fraction (`.` or `,`, digits on both sides) only on the last component written. Years and
+/// months have no fixed length, so they are refused rather than guessed.
 public enum ISODuration {
-    /// Milliseconds in `text`, or nil when it is not a supported ISO 8601 duration.
+    /// Milliseconds in `text`, or nil when it is not a supported ISO 8601 duration. Zero
+    /// (`PT0S`) is a duration: whether it is allowed is the caller's rule.
     public static func milliseconds(_ text: String) -> Int64? {
-        var chars = Array(text.uppercased().unicodeScalars)
+        var chars = Array(text.unicodeScalars)
         guard chars.first == "P", chars.count >= 3 else { return nil }
         chars.removeFirst()
         var total = 0.0
         var inTime = false
         var number = ""
+        var fractional = false  // the number being read has a fraction
+        var sawFraction = false  // a component with a fraction was written: it must be the last
         var sawComponent = false
         var lastRank = -1  // enforce W,D then H,M,S order
         for c in chars {
@@ -18,11 +24,19 @@ public enum ISODuration {
                 inTime = true
                 continue
             }
-            if ("0"..."9").contains(c) || c == "." || c == "," {
-                number.unicodeScalars.append(c == "," ? "." : c)
+            if ("0"..."9").contains(c) {
+                number.unicodeScalars.append(c)
                 continue
             }
-            guard !number.isEmpty, let value = Double(number), value.isFinite, value >= 0 else { return nil }
+            if c == "." || c == "," {
+                guard !number.isEmpty, !fractional else { return nil }  // digits before the separator
+                fractional = true
+                number.unicodeScalars.append(".")
+                continue
+            }
+            guard !number.isEmpty, number.last != ".", !sawFraction,  // digits after the separator
+                  let value = Double(number), value.isFinite
+            else { return nil }
             let unit: Double
             let rank: Int
             switch (c, inTime) {
@@ -31,11 +45,13 @@ public enum ISODuration {
             case ("H", true): unit = 3600; rank = 2
             case ("M", true): unit = 60; rank = 3
             case ("S", true): unit = 1; rank = 4
-            default: return nil  // years, months, or a unit on the wrong side of T
+            default: return nil  // years, months, lower case, or a unit on the wrong side of T
             }
             guard rank > lastRank else { return nil }
             lastRank = rank
             total += value * unit
+            sawFraction = fractional
+            fractional = false
             number = ""
             sawComponent = true
         }
