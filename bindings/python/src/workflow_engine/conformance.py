@@ -82,15 +82,17 @@ def fixture_files(paths: Iterable[str | os.PathLike[str]]) -> list[str]:
 
 def load_fixture(path: str | os.PathLike[str]) -> Any:
     """Parse one fixture file (any JSON; :func:`check_fixture` judges it). FixtureError when it
-    cannot be read or is not JSON (a string holding U+0000, or an integer outside 64 bits, counts
-    as not JSON); a repeated key keeps its last value."""
+    cannot be read or is not JSON (a string holding U+0000 or a lone surrogate, a real that
+    overflows, or an integer outside 64 bits, counts as not JSON, as for the C and Swift runners);
+    a repeated key keeps its last value."""
     try:
         with open(path, "rb") as file:
             data = file.read()
     except OSError as error:
         raise FixtureError("cannot read the file") from error
     try:
-        return _reject_nul(json.loads(data.decode("utf-8"), parse_constant=_reject_constant, parse_int=_int64))
+        return _reject_non_text(json.loads(data.decode("utf-8"), parse_constant=_reject_constant, parse_int=_int64,
+                                      parse_float=_finite))
     except (UnicodeDecodeError, ValueError) as error:
         raise FixtureError(f"not JSON: {error}") from error
 
@@ -107,17 +109,32 @@ def _int64(text: str) -> int:
     return value
 
 
-def _reject_nul(value: Any) -> Any:
-    """Refuse U+0000 in any string or key, as the C runner's parser (Jansson) does."""
-    if isinstance(value, str) and "\0" in value:
-        raise ValueError("\\u0000 in a string")
+def _finite(text: str) -> float:
+    """A real literal, refused when it overflows (1e400 would be infinity, and match anything
+    near it) as the C and Swift runners' parsers refuse it."""
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise ValueError(f"number {text} is out of range")
+    return value
+
+
+def _reject_non_text(value: Any) -> Any:
+    """Refuse U+0000 and lone surrogates (escaped "\\ud800": not Unicode text) in any string or
+    key, as the C runner's parser (Jansson) does."""
+    if isinstance(value, str):
+        if "\0" in value:
+            raise ValueError("\\u0000 in a string")
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as error:
+            raise ValueError("a lone surrogate in a string") from error
     if isinstance(value, dict):
         for key, member in value.items():
-            _reject_nul(key)
-            _reject_nul(member)
+            _reject_non_text(key)
+            _reject_non_text(member)
     elif isinstance(value, list):
         for item in value:
-            _reject_nul(item)
+            _reject_non_text(item)
     return value
 
 
