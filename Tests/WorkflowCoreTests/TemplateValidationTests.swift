@@ -166,6 +166,18 @@ final class TemplateValidationTests: XCTestCase {
         }
     }
 
+    func testAPathToAKeyThatLooksLikeAPathIsQuotedSoItNamesThatKey() {
+        let v = compile(TemplateFixtures.sample { o in
+            o["nodes[0]"] = 1
+            var nodes = o["nodes"]!.arrayValue!
+            var n = nodes[0].objectValue!
+            n["outputs"] = ["image": "ImageRef", "x.y": "ImageRef"]
+            nodes[0] = .object(n)
+            o["nodes"] = .array(nodes)
+        })
+        XCTAssertEqual(Set(v.errors.map(\.path)), [#"$["nodes[0]"]"#, #"$.nodes[0].outputs["x.y"]"#])
+    }
+
     func testUnknownFieldsAreErrorsButXFieldsAreKept() {
         let v = compile(TemplateFixtures.sample { o in o["comment"] = "nope"; o["x-comment"] = "fine" })
         XCTAssertEqual(v.errors.map(\.path), ["$.comment"])

@@ -43,8 +43,18 @@ public struct JSONFieldReader {
             let key = m.key
             if extensions && JSONFieldReader.isExtension(key) { continue }
             let hint = extensions ? " (use an x- prefix for comments and extensions)" : ""
-            malformed("\(path).\(key)", "unknown field '\(key)'\(hint)", nodeId: nodeId)
+            malformed(Self.member(path, key), "unknown field '\(key)'\(hint)", nodeId: nodeId)
         }
+    }
+
+    /// The path of member `key` of the value at `path`: `path.key` for a plain key (letters,
+    /// digits, `_` and `-`), else `path["key"]` with the key JSON-quoted, so that a key such as
+    /// `nodes[0]` or `x.y` never reads as another place.
+    public static func member(_ path: String, _ key: String) -> String {
+        let plain = !key.isEmpty && key.utf8.allSatisfy { b in
+            Identifiers.isAlnum(b) || b == UInt8(ascii: "_") || b == UInt8(ascii: "-")
+        }
+        return plain ? "\(path).\(key)" : "\(path)[\(JSONWriter.string(.string(key)))]"
     }
 
     public static func extensions(of o: JSONObject) -> JSONObject {
@@ -178,7 +188,7 @@ public struct JSONFieldReader {
         }
         ports.reserveCapacity(o.count)
         for (name, decl) in o {
-            var portPath: String { "\(p).\(name)" }
+            var portPath: String { Self.member(p, name) }
             guard Identifiers.isValidPortName(name) else {
                 malformed(portPath, "port name '\(name)' must start with a letter and use letters, digits or _",
                           nodeId: nodeId)

@@ -317,7 +317,7 @@ public enum TemplateCompiler {
         }
         let rawId = idValue?.stringValue
         for key in unknown {
-            d.malformed("\(d.path).\(key)", "unknown field '\(key)' (use an x- prefix for comments and extensions)",
+            d.malformed(JSONFieldReader.member(d.path, key), "unknown field '\(key)' (use an x- prefix for comments and extensions)",
                         nodeId: rawId)
         }
         guard let id = d.requiredString(idValue, field: "id") else { return nil }
