@@ -53,6 +53,19 @@ final class TemplateV1UpgradeTests: XCTestCase {
         XCTAssertEqual(duration?.message.hasPrefix("$.steps[1].await.expiresIn: "), true, "\(String(describing: duration))")
     }
 
+    func testAKeyListedTwiceOrStartingWithUnderscoreIsNamedAtItsV1Place() {
+        let t: JSON = ["schema": "app.workflow/v1", "name": "dups",
+                       "steps": [["id": "load", "kind": "ImageLoader", "producedKeys": ["image", "image"]],
+                                 ["id": "use", "kind": "Use", "requiredKeys": ["image", "image", "_x"]]]]
+        let v = TemplateCompiler.compile(t, tools: [:])
+        XCTAssertEqual(Set(v.errors.map { "\($0.code) \($0.path ?? "-")" }), [
+            "malformedTemplate $.steps[0].producedKeys[1]", "malformedTemplate $.steps[1].requiredKeys[1]",
+            "malformedTemplate $.steps[1].requiredKeys[2]",
+        ])
+        XCTAssertTrue(v.errors.contains { $0.message.contains("'image' is listed twice") })
+        XCTAssertTrue(v.errors.contains { $0.message.contains("'_x' must start with a letter") })
+    }
+
     func testABrokenStepAddsNoSpuriousEdgeErrorsForTheStepsAfterIt() {
         // Step 0's produced keys are unreadable and step 1 repeats an id: neither may turn the edges of
         // later steps into unknownPort/unknownNode/multi-producer errors.

@@ -190,7 +190,7 @@ public struct JSONFieldReader {
         for (name, decl) in o {
             var portPath: String { Self.member(p, name) }
             guard Identifiers.isValidPortName(name) else {
-                malformed(portPath, "port name '\(name)' must start with a letter and use letters, digits or _",
+                malformed(portPath, "port name '\(name)' must start with a letter or _ and use letters, digits or _",
                           nodeId: nodeId)
                 continue
             }

@@ -128,9 +128,16 @@ enum TemplateUpgrade {
                                 clean = false
                                 continue
                             }
-                            guard Identifiers.isValidPortName(key) else {
+                            // A key names a port and, capitalised, its type (`image` → `ImageRef`):
+                            // it starts with a letter, as a type name must.
+                            guard Identifiers.isValidPortName(key), key.utf8.first.map(Identifiers.isAlpha) == true else {
                                 s.malformed("\(s.path).\(field)[\(k)]",
                                             "key '\(key)' must start with a letter and use letters, digits or _", nodeId: id)
+                                clean = false
+                                continue
+                            }
+                            guard !keys.contains(key) else {
+                                s.malformed("\(s.path).\(field)[\(k)]", "key '\(key)' is listed twice", nodeId: id)
                                 clean = false
                                 continue
                             }
