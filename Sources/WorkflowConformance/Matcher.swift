@@ -50,7 +50,7 @@ public enum Matcher {
         switch (expected, actual) {
         case let (.object(e), .object(a)):
             for (key, value) in e {
-                if let m = matchChecked(value, a[key], path: MatchPath.member(path, key)) { return m }
+                if let m = matchChecked(value, exactMember(a, key), path: MatchPath.member(path, key)) { return m }
             }
             return nil
         case let (.array(e), .array(a)):
@@ -65,6 +65,14 @@ public enum Matcher {
         default:
             return scalarsEqual(expected, actual) ? nil : .differ(path, expected: expected, got: actual)
         }
+    }
+
+    /// The member of `o` whose key has exactly the code points of `key` (the C and Python
+    /// runners compare keys so; Swift's `String` equality would also match another spelling of
+    /// the same text, as `café` precomposed and decomposed).
+    static func exactMember(_ o: JSONObject, _ key: String) -> JSON? {
+        for m in o.members where m.key.unicodeScalars.elementsEqual(key.unicodeScalars) { return m.value }
+        return nil
     }
 
     /// The members of an operator object: non-empty, every key starting with `$`.

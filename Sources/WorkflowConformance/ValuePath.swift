@@ -15,14 +15,15 @@ public struct ValuePath: Sendable, Equatable, CustomStringConvertible {
 
     public init(parsing text: String) throws(FixtureError) {
         var components: [Component] = []
-        let chars = Array(text)
+        // Code points, not characters: a `.` followed by a combining mark is still a separator.
+        let chars = Array(text.unicodeScalars)
         var i = 0
         let bad = FixtureError("bad path '\(text)'")
         guard !chars.isEmpty else { throw bad }
         while i < chars.count {
             var name = ""
             while i < chars.count, chars[i] != ".", chars[i] != "[", chars[i] != "]" {
-                name.append(chars[i])
+                name.unicodeScalars.append(chars[i])
                 i += 1
             }
             guard !name.isEmpty else { throw bad }
@@ -30,8 +31,8 @@ public struct ValuePath: Sendable, Equatable, CustomStringConvertible {
             while i < chars.count, chars[i] == "[" {
                 i += 1
                 var digits = ""
-                while i < chars.count, chars[i].isASCII, chars[i].isNumber {
-                    digits.append(chars[i])
+                while i < chars.count, ("0"..."9").contains(chars[i]) {
+                    digits.unicodeScalars.append(chars[i])
                     i += 1
                 }
                 guard !digits.isEmpty, i < chars.count, chars[i] == "]" else { throw bad }
@@ -54,7 +55,7 @@ public struct ValuePath: Sendable, Equatable, CustomStringConvertible {
         for c in components {
             switch c {
             case let .key(k):
-                guard let next = current[k] else { return nil }
+                guard case let .object(o) = current, let next = Matcher.exactMember(o, k) else { return nil }
                 current = next
             case let .index(n):
                 guard let next = current[n] else { return nil }

@@ -7,14 +7,25 @@ import WorkflowCore
 /// `"${name}"` becomes the saved value with its type; a `${name}` inside a longer string is spliced
 /// in as text (a string verbatim, anything else as compact JSON). A name nothing saved is an error;
 /// `${}` and a `${` with no `}` after it are plain text.
+///
+/// Names are told apart by their code points, as the C and Python runners tell them apart:
+/// `café` written precomposed and decomposed are two names (Swift's `String` would call them one).
 public struct Variables: Sendable {
-    public private(set) var values: [String: JSON] = [:]
+    /// A name by its exact code points.
+    struct Name: Hashable, Sendable {
+        let scalars: [UInt32]
+        init(_ name: String) { scalars = name.unicodeScalars.map(\.value) }
+    }
 
-    public init(_ values: [String: JSON] = [:]) { self.values = values }
+    private var values: [Name: JSON] = [:]
+
+    public init(_ values: [String: JSON] = [:]) {
+        for (name, value) in values { self.values[Name(name)] = value }
+    }
 
     public subscript(name: String) -> JSON? {
-        get { values[name] }
-        set { values[name] = newValue }
+        get { values[Name(name)] }
+        set { values[Name(name)] = newValue }
     }
 
     /// The unknown name that stopped a substitution.
@@ -46,13 +57,13 @@ public struct Variables: Sendable {
         let references = Variables.references(in: s)
         guard !references.isEmpty else { return .string(s) }
         if references.count == 1, let only = references.first, only.range == s.startIndex..<s.endIndex {
-            guard let v = values[only.name] else { throw UnknownName(name: only.name) }
+            guard let v = self[only.name] else { throw UnknownName(name: only.name) }
             return v
         }
         var text = ""
         var cursor = s.startIndex
         for ref in references {
-            guard let v = values[ref.name] else { throw UnknownName(name: ref.name) }
+            guard let v = self[ref.name] else { throw UnknownName(name: ref.name) }
             text += s[cursor..<ref.range.lowerBound]
             if case let .string(inner) = v { text += inner } else { text += ReportJSON.text(v) }
             cursor = ref.range.upperBound
