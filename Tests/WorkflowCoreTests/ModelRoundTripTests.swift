@@ -53,6 +53,15 @@ final class ModelRoundTripTests: XCTestCase {
         XCTAssertThrowsError(try JSON(parsing: deep), "too deep")
     }
 
+    func testKeysThatAreOtherSpellingsOfTheSameTextAreTwoMembers() throws {
+        // "café" precomposed and decomposed: Swift's String calls them equal; JSON keys are bytes.
+        let o = try XCTUnwrap(JSON(parsing: #"{"caf\u00e9": 1, "cafe\u0301": 2, "caf\u00e9": 3}"#).objectValue)
+        XCTAssertEqual(o.count, 2, "the repeated precomposed key keeps its last value; the decomposed one is its own")
+        XCTAssertEqual(o.members.map(\.value), [3, 2])
+        XCTAssertEqual(o["cafe\u{301}"], 2)
+        XCTAssertEqual(try JSON(parsing: JSONWriter.string(.object(o))).objectValue?.count, 2, "and both are written")
+    }
+
     func testTimestampsRoundTripAsRFC3339WithMilliseconds() {
         var rng = SplitMix64(seed: 2)
         for _ in 0..<1000 {

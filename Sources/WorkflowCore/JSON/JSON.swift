@@ -159,8 +159,12 @@ public struct JSONObject: Sendable, Equatable, Sequence, ExpressibleByDictionary
     public var keys: [String] { members.map(\.key) }
     public var values: [JSON] { members.map(\.value) }
 
+    /// The position of the member whose key has exactly `key`'s bytes. Swift's `String ==` also
+    /// calls canonically equivalent spellings equal (`café` precomposed and decomposed); JSON
+    /// keys are the code points written, so two such keys are two members. (The byte check runs
+    /// only on a `==` hit, so a lookup costs what it did.)
     public func index(of key: String) -> Int? {
-        for i in members.indices where members[i].key == key { return i }
+        for i in members.indices where members[i].key == key && members[i].key.utf8.elementsEqual(key.utf8) { return i }
         return nil
     }
 
