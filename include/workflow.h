@@ -165,7 +165,8 @@ typedef struct wf_error {
  *                standard error).
  *                docs/OPS.md describes every key. Unknown keys are rejected.
  * @return WF_OK; WF_EINVALID for a bad config; WF_ESTORE when the store
- *         cannot be opened or migrated.
+ *         cannot be opened, migrated or read back; WF_EINTERNAL for an
+ *         engine bug met while resuming the work in flight.
  *
  * A store file written by a newer library is refused with WF_ESTORE
  * ("storeTooNew"); an older one is migrated in place. Commits a killed
@@ -173,11 +174,12 @@ typedef struct wf_error {
  * this returns; a damaged journal, or rows changed behind the engine's
  * back, is WF_ESTORE ("storeCorrupt").
  *
- * One engine per store file. A store held open by another engine (in this
- * process or another) is not refused here, because a killed process's
- * engine holds nothing; but once either engine has written, every change
- * through the other is refused with WF_ESTORE ("storeInUse") and changes
- * nothing, so neither overwrites the other with stale state.
+ * One engine per store file: the engine opened last owns it. A store held
+ * open by another engine (in this process or another) is not refused here,
+ * because a killed process's engine holds nothing; instead every later
+ * change through the engine opened before is refused with WF_ESTORE
+ * ("storeInUse") and changes nothing, so it never overwrites the file with
+ * its stale state.
  */
 int wf_engine_open(wf_engine **out, const json_t *config);
 

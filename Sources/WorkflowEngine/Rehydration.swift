@@ -9,7 +9,7 @@ extension Engine {
         do {
             snapshot = try store.loadSnapshot()
         } catch {
-            throw EngineError(.store, "storeReadFailed", "cannot read the store: \(error)")
+            throw EngineError.storeRead(error, "cannot read the store")
         }
         for (key, value) in snapshot.meta where key.hasPrefix("counter.") {
             // Ids are numbered from these counters; one out of range was written by something
@@ -36,7 +36,7 @@ extension Engine {
                 let json = try JSON(parsing: stored.canonicalText)
                 // Stored templates are self-contained (ports materialised), so they compile the
                 // same whatever the tool catalogue says today.
-                guard let template = TemplateCompiler.compile(json, tools: [:]).template else {
+                guard let template = TemplateCompiler.compile(json, tools: [:], storedEarlier: true).template else {
                     throw EngineError.internal("stored template \(stored.templateId) no longer validates")
                 }
                 let registered = RegisteredTemplate(stored: stored, graph: TemplateGraph(template: template))
@@ -65,8 +65,8 @@ extension Engine {
         state.outbox = Outbox(effects: snapshot.effects)
         do throws(EngineError) {
             try resume(snapshot: snapshot)
-        } catch where error.status == .store {
-            throw error
+        } catch where error.status == .store || error.status == .internal {
+            throw error  // an engine bug stays one
         } catch {
             // Resuming only replays what the store holds: a rule refusing it means the rows were
             // changed behind the engine's back.

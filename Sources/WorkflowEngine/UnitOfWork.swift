@@ -152,7 +152,7 @@ final class UnitOfWork {
         do {
             loaded = try store.loadWorkflow(id)
         } catch {
-            throw EngineError(.store, "storeReadFailed", "cannot read workflow \(id): \(error)")
+            throw EngineError.storeRead(error, "cannot read workflow \(id)")
         }
         guard let w = loaded else { return nil }
         try checkLoaded(w)
@@ -181,6 +181,18 @@ final class UnitOfWork {
         }
         for a in w.awaits where graph.index[a.nodeId] == nil {
             throw corrupt("await \(a.awaitId) is of node '\(a.nodeId)', which its template does not have")
+        }
+    }
+
+    /// ``workflow(_:)`` for calls that go over many workflows (re-gating them all, the Action
+    /// Center): a damaged one is left out, with an error logged, instead of failing the call for
+    /// every other workflow. A call about that workflow alone still reports `storeCorrupt`.
+    func workflowUnlessDamaged(_ id: String) throws(EngineError) -> Workflow? {
+        do {
+            return try workflow(id)
+        } catch where error.code == "storeCorrupt" {
+            log(.error, "damaged workflow left out", ["workflowId": .string(id), "reason": .string(error.message)])
+            return nil
         }
     }
 
@@ -271,7 +283,7 @@ final class UnitOfWork {
             state.assets[id] = a
             return a
         } catch {
-            throw EngineError(.store, "storeReadFailed", "cannot read asset \(id): \(error)")
+            throw EngineError.storeRead(error, "cannot read asset \(id)")
         }
     }
 
@@ -510,5 +522,16 @@ final class UnitOfWork {
         for (k, e) in cacheEntries { state.cacheEntries[k] = e }
         state.timers.apply(timers)
         state.cacheTimers.apply(cacheTimers)
+    }
+}
+
+extension EngineError {
+    /// A failed read of the store: `storeInUse` when another engine owns the file now (a read
+    /// may first write the store's journal to its tables), else `storeReadFailed`.
+    static func storeRead(_ error: Error, _ what: String) -> EngineError {
+        if let e = error as? StoreError, e.code == "storeInUse" {
+            return EngineError(.store, e.code, "\(what): \(e.message)")
+        }
+        return EngineError(.store, "storeReadFailed", "\(what): \(error)")
     }
 }

@@ -32,11 +32,16 @@ public final class SQLiteStore: EngineStore {
     private var pending = PendingRows()
     /// Rows of the journal table since the last fold (one per journaled commit).
     private var journalEntries = 0
+    /// The token this store wrote as the file's owner when it opened (meta `store.owner`). The
+    /// engine keeps the store's state in memory, so a file another engine opened since would be
+    /// overwritten with stale state: the engine opened last owns the file, and a commit of an
+    /// engine whose token is no longer there is refused (`storeInUse`).
+    private let ownerToken = UUID().uuidString
     /// SQLite's `data_version` as this connection last saw the file: it moves only when another
-    /// connection commits. The engine keeps the store's state in memory, so a store written by
-    /// another engine would be overwritten with stale state; a commit that finds the number moved
-    /// is refused (`storeInUse`) instead.
+    /// connection changes the file (a commit, or a checkpoint that restarts the log). While it
+    /// stays, no other engine can have claimed the file, so the owner is read only when it moves.
     private var dataVersion: Int64 = 0
+    static let ownerKey = "store.owner"
     /// How many pending rows, or journaled commits, make the next commit fold them (0: never
     /// journal). Bounding the commits too keeps a row rewritten again and again (a job's
     /// progress) from growing the journal, and the replay after a kill, without end.
@@ -85,13 +90,38 @@ public final class SQLiteStore: EngineStore {
             }
             try migrator.migrate(queue)
             self.queue = queue
-            dataVersion = try queue.read { db in try Int64.fetchOne(db, sql: "PRAGMA data_version") ?? 0 }
+            try claimOwnership(queue)
             try replayJournal()
         } catch let e as StoreError {
             throw e
         } catch {
             throw StoreError(code: "storeOpenFailed", message: "cannot open the store at \(path): \(error)")
         }
+    }
+
+    /// Writes this store's token as the file's owner: an engine that opened the file before
+    /// this one is refused at its next commit.
+    private func claimOwnership(_ queue: DatabaseQueue) throws {
+        let token = JSONWriter.string(.string(ownerToken))
+        dataVersion = try queue.writeWithoutTransaction { db in
+            try db.inTransaction(.immediate) {
+                try db.execute(sql: "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                               arguments: [Self.ownerKey, token])
+                return .commit
+            }
+            return try Int64.fetchOne(db, sql: "PRAGMA data_version") ?? 0
+        }
+    }
+
+    /// Whether this store still owns the file (inside a write transaction: nobody can claim it
+    /// between this and the commit).
+    private func stillOwner(_ db: Database, _ statements: PreparedStatements) throws -> Bool {
+        let now = try Int64.fetchOne(statements.get(.dataVersion, db)) ?? 0
+        if now == dataVersion { return true }
+        let owner = try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = ?", arguments: [Self.ownerKey])
+        guard owner == JSONWriter.string(.string(ownerToken)) else { return false }
+        dataVersion = now  // another connection changed the file, but did not claim it (a checkpoint, a reader)
+        return true
     }
 
     private func db() throws -> DatabaseQueue {
@@ -347,17 +377,14 @@ public final class SQLiteStore: EngineStore {
     private func transaction(_ body: (Database, PreparedStatements) throws -> Void,
                              committed: () -> Void) throws {
         let statements = self.statements
-        let seen = dataVersion
         try db().writeWithoutTransaction { db in
             try statements.row(.begin, db).run(db)
             do {
-                // Checked with the write lock held: nobody can commit between this and ours.
-                let now = try Int64.fetchOne(statements.get(.dataVersion, db)) ?? 0
-                guard now == seen else {
+                guard try stillOwner(db, statements) else {
                     throw StoreError(code: "storeInUse", message: """
-                        another engine (in this process or another) wrote to the store at \(path) since this one \
-                        opened it; to keep its changes, this engine saves nothing more: close it, and open the \
-                        store in one engine at a time
+                        another engine (in this process or another) opened the store at \(path) after this one; \
+                        to keep its changes, this engine saves nothing more: close it, and open the store in one \
+                        engine at a time
                         """)
                 }
                 try body(db, statements)

@@ -48,6 +48,37 @@ final class AwaitUniquenessTests: XCTestCase {
         XCTAssertEqual(h.call("asset.get", ["assetId": h.node(wf, "mask1")["outputs"]!["mask"]!])["type"], "MaskRef")
     }
 
+    func testAnOpenRequestWhoseOptionalInputIsGoneIsAskedAgainWithoutIt() throws {
+        let h = try Harness()
+        h.register(tool: "Img", outputs: ["image": "ImageRef"])
+        h.register(tool: "Hint", outputs: ["hint": "MaskRef"])
+        let t: JSON = ["schema": "app.workflow/v2", "name": "hinted",
+                       "nodes": [["id": "a", "kind": "Img", "outputs": ["image": "ImageRef"]],
+                                 ["id": "p", "kind": "Hint", "outputs": ["hint": "MaskRef"]],
+                                 ["id": "mask1", "kind": "UserMaskEditor",
+                                  "inputs": ["image": "ImageRef", "hint": ["type": "MaskRef", "optional": true]],
+                                  "outputs": ["mask": "MaskRef"], "await": ["type": "draw_mask"]]],
+                       "edges": [["from": ["a", "image"], "to": ["mask1", "image"]], ["from": ["p", "hint"], "to": ["mask1", "hint"]]]]
+        let wf = h.create(h.register(template: t))
+        h.call("workflow.runAllReady", ["workflowId": .string(wf)])
+        for e in h.effects("local.run") {
+            let port = e["nodeId"] == "a" ? "image" : "hint"
+            let type = e["nodeId"] == "a" ? "ImageRef" : "MaskRef"
+            h.call("local.completed", ["runId": e["runId"]!, "outputs": [port: ["type": .string(type), "uri": "file:///x"]]])
+        }
+        let first = h.node(wf, "mask1")["awaitId"]!
+        XCTAssertEqual(h.state(wf, "mask1"), "awaitingUser")
+        h.call("node.run", ["workflowId": .string(wf), "nodeId": "p"])
+        let e = h.effects("local.run")[0]
+        h.call("local.completed", ["runId": e["runId"]!, "error": ["code": "E1", "message": "broken"]])
+        XCTAssertEqual(h.call("await.get", ["awaitId": first])["resolution"], "withdrawn", "asked with a hint that is gone")
+        let second = h.node(wf, "mask1")["awaitId"]!
+        XCTAssertNotEqual(second, first)
+        let asked = h.call("node.history", ["workflowId": .string(wf), "nodeId": "mask1"])["runs"]?[0]?["inputs"]
+        XCTAssertNotNil(asked?["image"])
+        XCTAssertNil(asked?["hint"])
+    }
+
     func testAnInteractiveNodeThatBecomesReadyFilesOneAwaitAndNoJob() throws {
         let h = try Harness()
         Templates.registerStylizeTools(h)

@@ -42,6 +42,12 @@ final class ProvenanceTests: XCTestCase {
             XCTAssertEqual(e.details["nodeId"], "b", op)
         }
         XCTAssertEqual(h.call("workflow.get", ["workflowId": .string(wf)]), before)
+        // Another spelling of the same text names no node either: the Kelvin sign is not "K".
+        let t: JSON = ["schema": "app.workflow/v2", "name": "kelvin",
+                       "nodes": [["id": "K", "kind": "Text", "outputs": ["text": "TextRef"]]]]
+        let k = h.create(h.register(template: t))
+        XCTAssertEqual(h.node(k, "K")["nodeId"], "K")
+        XCTAssertEqual(h.fail("node.get", ["workflowId": .string(k), "nodeId": "\u{212A}"]).code, "unknownNode")
     }
 
     func testRerunningAProducerBlocksItsConsumerWithInputFromAHasChanged() throws {

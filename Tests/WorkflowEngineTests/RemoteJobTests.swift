@@ -296,10 +296,11 @@ extension InterruptedLocalTests {
         let local = h.create(h.register(template: Templates.chain))
         h.call("node.run", ["workflowId": .string(local), "nodeId": "A"])
         h.startOneRemote()
+        XCTAssertEqual(h.effects("local.run").count, 1, "delivered all the same")
+        h.engine.close()  // the store has one owner: the engine, then this look at its rows
         let store = try SQLiteStore(path: h.storePath!)
         defer { store.close() }
         XCTAssertEqual(try store.loadSnapshot().effects.map(\.type), ["remote.submit"])
-        XCTAssertEqual(h.effects("local.run").count, 1, "delivered all the same")
     }
 
     /// A store written before local runs' effects were kept in memory holds their rows: settling

@@ -40,23 +40,51 @@ final class StoreIntegrityTests: XCTestCase {
         return wf.stringValue!
     }
 
-    func testASecondEngineOnTheSameFileIsRefusedAtItsFirstWriteAndTheFirstKeepsItsChanges() throws {
+    func testTheEngineOpenedLastOwnsTheFileAndTheOneBeforeIsRefusedChangingNothing() throws {
         let a = try open()
-        let wf = try startedWorkflow(a, run: false)  // nothing running: opening b writes nothing
+        let wf = try startedWorkflow(a, run: false)
         let b = try open()
-        try a.callOrThrow("workflow.archive", ["workflowId": .string(wf)])
-        let refused = b.call("workflow.setPolling", ["workflowId": .string(wf), "paused": true])
-        guard case let .failure(e) = refused else { return XCTFail("b's write was accepted: \(refused)") }
+        let refused = a.call("workflow.archive", ["workflowId": .string(wf)])
+        guard case let .failure(e) = refused else { return XCTFail("a's write was accepted: \(refused)") }
         XCTAssertEqual(e.status, .store)
         XCTAssertEqual(e.code, "storeInUse")
-        try a.callOrThrow("workflow.setActive", ["workflowId": .string(wf)])  // a goes on
-        a.close()
+        try b.callOrThrow("workflow.setPolling", ["workflowId": .string(wf), "paused": true])  // b goes on
+        guard case .failure = a.call("workflow.archive", ["workflowId": .string(wf)]) else { return XCTFail("a wrote later") }
+        a.close()  // a's close writes nothing over b's changes
         b.close()
         let reopened = try open()
         let got = try reopened.callOrThrow("workflow.get", ["workflowId": .string(wf)])
-        XCTAssertEqual(got["archived"], true, "a's change was not overwritten")
-        XCTAssertEqual(got["pollingPaused"], false, "b's change was refused whole")
+        XCTAssertEqual(got["pollingPaused"], true, "b's change was kept")
+        XCTAssertEqual(got["archived"], false, "a's change was refused whole")
         reopened.close()
+    }
+
+    func testAnotherProgramCheckpointingTheLogTakesNothingFromTheOwner() throws {
+        let a = try open()
+        let wf = try startedWorkflow(a, run: false)
+        let other = try DatabaseQueue(path: path)
+        _ = try other.writeWithoutTransaction { db in try Row.fetchOne(db, sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
+        _ = try other.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM workflows") }
+        try other.close()
+        try a.callOrThrow("workflow.archive", ["workflowId": .string(wf)])
+        XCTAssertEqual(try a.callOrThrow("workflow.get", ["workflowId": .string(wf)])["archived"], true)
+        a.close()
+    }
+
+    func testADamagedWorkflowIsLeftOutOfCallsOverAllWorkflowsAndCorruptWhenAskedFor() throws {
+        let a = try open()
+        let damaged = try startedWorkflow(a, run: false)
+        let sound = try a.callOrThrow("workflow.duplicate", ["workflowId": .string(damaged)])["workflowId"]!
+        a.close()
+        try tamper("DELETE FROM nodes WHERE workflowId = '\(damaged)'")
+        let b = try open()
+        // Registering a tool re-gates every workflow not done: the damaged one is left out.
+        try b.callOrThrow("tool.register", ["kind": "Up", "inputs": ["text": "TextRef"], "outputs": ["text": "TextRef"],
+                                            "defaults": ["v": 2]])
+        XCTAssertEqual(try b.callOrThrow("workflow.get", ["workflowId": sound])["workflowId"], sound)
+        guard case let .failure(e) = b.call("workflow.get", ["workflowId": .string(damaged)]) else { return XCTFail("read it") }
+        XCTAssertEqual(e.code, "storeCorrupt")
+        b.close()
     }
 
     func testAnAbandonedEngineDoesNotStopTheNextFromWriting() throws {
@@ -67,6 +95,30 @@ final class StoreIntegrityTests: XCTestCase {
         try b.callOrThrow("workflow.archive", ["workflowId": .string(wf)])
         XCTAssertEqual(try b.callOrThrow("workflow.get", ["workflowId": .string(wf)])["archived"], true)
         withExtendedLifetime(a) {}
+        b.close()
+    }
+
+    func testATemplateAnEarlierVersionStoredWithLooseDurationsStillOpens() throws {
+        // Before 2026-11-25 "pt24h" and "PT.5S" were read; templates then still refuse them.
+        let a = try open()
+        let t: JSON = ["schema": "app.workflow/v2", "name": "ask",
+                       "nodes": [["id": "note", "kind": "UserText", "outputs": ["text": "TextRef"],
+                                  "await": ["type": "enter_text", "expiresIn": "PT24H"]]]]
+        let tpl = try a.callOrThrow("template.register", ["template": t])["templateId"]!
+        a.close()
+        try tamper("UPDATE templates SET canonical = replace(canonical, 'PT24H', 'pt24h')")
+        let b = try open()
+        let wf = try b.callOrThrow("workflow.create", ["templateId": tpl])["workflowId"]!
+        let id = try b.callOrThrow("node.get", ["workflowId": wf, "nodeId": "note"])["awaitId"]!
+        XCTAssertEqual(try b.callOrThrow("await.get", ["awaitId": id])["expiresAt"], "2026-01-02T00:00:00.000Z")
+        var lower = t.objectValue!
+        lower["name"] = "ask again"
+        lower["nodes"] = [["id": "note", "kind": "UserText", "outputs": ["text": "TextRef"],
+                           "await": ["type": "enter_text", "expiresIn": "pt24h"]]]
+        guard case let .failure(e) = b.call("template.register", ["template": .object(lower)]) else {
+            return XCTFail("a new template with a lower-case duration was accepted")
+        }
+        XCTAssertEqual(e.details["errors"]?[0]?["code"], "invalidDuration")
         b.close()
     }
 

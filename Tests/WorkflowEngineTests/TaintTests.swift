@@ -57,7 +57,7 @@ final class TaintTests: XCTestCase {
     }
 
     /// c takes `image` (required, from a) and `mask` (optional, from p of kind `pKind`).
-    private func blendWorkflow(_ h: Harness, pKind: String) -> String {
+    private func blendWorkflow(_ h: Harness, pKind: String, policy: String = "isolate-node") -> String {
         h.register(tool: "Img", outputs: ["image": "ImageRef"])
         h.register(tool: "Msk", outputs: ["mask": "MaskRef"])
         h.register(tool: "Blend", inputs: ["image": "ImageRef", "mask": ["type": "MaskRef", "optional": true]],
@@ -67,8 +67,39 @@ final class TaintTests: XCTestCase {
                                  ["id": "p", "kind": .string(pKind), "outputs": ["mask": "MaskRef"]],
                                  ["id": "c", "kind": "Blend", "inputs": ["image": "ImageRef", "mask": ["type": "MaskRef", "optional": true]],
                                   "outputs": ["image": "ImageRef"]]],
-                       "edges": [["from": ["a", "image"], "to": ["c", "image"]], ["from": ["p", "mask"], "to": ["c", "mask"]]]]
+                       "edges": [["from": ["a", "image"], "to": ["c", "image"]], ["from": ["p", "mask"], "to": ["c", "mask"]]],
+                       "options": ["errorPolicy": .string(policy)]]
         return h.create(h.register(template: t))
+    }
+
+    /// Runs `node` and answers its local run with `outputs`, or fails it.
+    private func runLocal(_ h: Harness, _ wf: String, _ node: String, outputs: JSONObject? = nil) {
+        h.call("node.run", ["workflowId": .string(wf), "nodeId": .string(node)])
+        let e = h.effects("local.run").first { $0["nodeId"] == .string(node) }!
+        if let outputs {
+            h.call("local.completed", ["runId": e["runId"]!, "outputs": .object(outputs)])
+        } else {
+            h.call("local.completed", ["runId": e["runId"]!, "error": ["code": "E1", "message": "broken"]])
+        }
+    }
+
+    func testAResultMadeWithAnOptionalInputStandsWhenThatProducerFailsOnARerun() throws {
+        let h = try Harness()
+        let wf = blendWorkflow(h, pKind: "Msk")
+        runLocal(h, wf, "a", outputs: ["image": ["type": "ImageRef", "uri": "file:///a"]])
+        runLocal(h, wf, "p", outputs: ["mask": ["type": "MaskRef", "uri": "file:///m"]])
+        runLocal(h, wf, "c", outputs: ["image": ["type": "ImageRef", "uri": "file:///c"]])
+        runLocal(h, wf, "p")  // p runs again and fails: its mask is unavailable, not changed
+        XCTAssertEqual(h.state(wf, "c"), "succeeded", "as with a required input from p")
+    }
+
+    func testUnderFailFastAnOptionalInputOfAFailedProducerStopsItsConsumer() throws {
+        let h = try Harness()
+        let wf = blendWorkflow(h, pKind: "Msk", policy: "fail-fast")
+        runLocal(h, wf, "a", outputs: ["image": ["type": "ImageRef", "uri": "file:///a"]])
+        runLocal(h, wf, "p")
+        XCTAssertEqual(h.node(wf, "c")["blockedReason"]?["code"], "upstreamFailed")
+        XCTAssertEqual(h.call("workflow.get", ["workflowId": .string(wf)])["status"], "failed")
     }
 
     func testAnOptionalInputWhoseProducersToolIsNotInstalledDoesNotHoldItsConsumer() throws {

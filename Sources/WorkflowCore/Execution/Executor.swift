@@ -14,9 +14,11 @@ public struct Executor {
 
     /// The position of node `nodeId` in `wf`: nodes are in template order, so the template's
     /// index finds it without reading every node (a scan remains the fallback).
+    /// An id names a node only with the same bytes: another spelling of the same text (the Kelvin
+    /// sign for `K`) names none, as in templates.
     public func nodeIndex(_ wf: Workflow, _ nodeId: String) -> Int? {
-        if let n = graph.index[nodeId], n < wf.nodes.count, wf.nodes[n].nodeId == nodeId { return n }
-        return wf.nodeIndex(nodeId)
+        if let n = graph.index[nodeId], n < wf.nodes.count, wf.nodes[n].nodeId.hasSameBytes(as: nodeId) { return n }
+        return wf.nodes.firstIndex { $0.nodeId.hasSameBytes(as: nodeId) }
     }
 
     // MARK: Creating
@@ -155,8 +157,11 @@ public struct Executor {
         let gate = try self.gate(wf, n, taints: taints)
         let asked = wf.runs[r].inputs
         let known = gate.knownInputs
+        // Ready: every input counts, one gone too (an optional input whose producer failed since);
+        // waiting: only those there now, an input on its way is not a change yet.
+        let whole = gate.inputs != nil
         guard let changed = graph.nodes[n].inputs.first(where: { port in
-            if let now = known[port.name] { now != asked[port.name] } else { false }
+            if let now = known[port.name] { now != asked[port.name] } else { whole && asked[port.name] != nil }
         }) else { return }
         try closeAwait(&wf, runId: runId, resolution: .withdrawn)
         wf.runs[r].finish(.cancelled, at: ctx.now, error: NodeError(
@@ -175,21 +180,16 @@ public struct Executor {
     /// passed on as current.
     private func reconcileRan(_ wf: inout Workflow, _ n: Int, lastRun: Run, gate: Gate) throws(EngineError) {
         let resultState: NodeState = lastRun.status == .succeeded ? .succeeded : .failed
-        let changed: String
-        switch gate {
-        case let .ready(inputs):
-            if inputs == lastRun.inputs {
-                if wf.nodes[n].state != resultState { try setState(&wf, n, resultState) }
-                return
-            }
-            changed = graph.nodes[n].inputs.map(\.name).first { inputs[$0] != lastRun.inputs[$0] } ?? ""
-        case let .blocked(_, _, resolved):
-            guard let port = graph.nodes[n].inputs.map(\.name).first(where: {
-                if let now = resolved[$0] { now != lastRun.inputs[$0] } else { false }
-            }) else { return }
-            changed = port
-        }
         let inputs = gate.knownInputs
+        if gate.inputs != nil, inputs == lastRun.inputs {
+            if wf.nodes[n].state != resultState { try setState(&wf, n, resultState) }
+            return
+        }
+        // An input there now and different is a change; one missing now (its producer running
+        // again, failed, or the network down) is only unavailable, and the result stands.
+        guard let changed = graph.nodes[n].inputs.first(where: { port in
+            if let now = inputs[port.name] { now != lastRun.inputs[port.name] } else { false }
+        })?.name else { return }
         var message = "Input \(changed) has changed."
         var details: JSONObject = ["port": .string(changed), "previous": JSON(lastRun.inputs[changed]),
                                    "current": JSON(inputs[changed])]

@@ -126,6 +126,7 @@ extension Executor {
         // failure, cancel or skip leaves empty (`notReady`'s `details.missing`).
         var missing: [String] = []
         var upstreamProblem: BlockedReason?
+        var failFast: Bool { template.options.errorPolicy == .failFast }
         var staleUpstream: String?
         for (i, port) in t.inputs.enumerated() {
             if let selected = wf.nodes[n].inputSelections[port.name] {
@@ -146,8 +147,9 @@ extension Executor {
                     waiting.append((port.name, "\(port.name) from '\(pid)' (\(why))"))
                     continue
                 case let .failed(origin, what)?:
-                    // An optional input goes without what a failed upstream cannot bring.
-                    if port.optional { continue }
+                    // An optional input goes without what a failed upstream cannot bring (under
+                    // fail-fast a failure stops the workflow: nothing goes on from it).
+                    if port.optional, !failFast { continue }
                     missing.append(port.name)
                     if upstreamProblem == nil {
                         upstreamProblem = BlockedReason(
@@ -177,7 +179,7 @@ extension Executor {
                     // Not a failure of the work: the producer waits for its Retry.
                     waiting.append((port.name, "\(port.name) from '\(pid)' (interrupted; Retry it)"))
                 case .failed, .cancelled:
-                    if port.optional { continue }
+                    if port.optional, !failFast { continue }
                     missing.append(port.name)
                     if upstreamProblem == nil {
                         let what = wf.nodes[producer.node].state == .failed ? "failed" : "was cancelled"

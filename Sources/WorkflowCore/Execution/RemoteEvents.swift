@@ -272,10 +272,10 @@ extension Executor {
         let ids = registerOutputs(wf, run, [(port, draft)])
         wf.runs[r].pendingDownloads[port] = nil
         wf.runs[r].outputs[port] = ids[port]
-        wf.runs[r].downloadFailures = 0
-        // Another port whose download a transport error put off keeps its retry: that time is
-        // the only thing that will fetch it.
+        // Another port whose download a transport error put off keeps its retry (that time is the
+        // only thing that will fetch it), and the run stays "Reconnecting…" until it comes.
         if wf.runs[r].pendingDownloads.isEmpty { wf.runs[r].nextDownloadAt = nil }
+        if wf.runs[r].nextDownloadAt == nil { wf.runs[r].downloadFailures = 0 }
         wf.updatedAt = ctx.now
         if wf.runs[r].pendingDownloads.isEmpty {
             try succeed(&wf, runIndex: r, outputs: wf.runs[r].outputs)

@@ -164,7 +164,7 @@ public struct JSONObject: Sendable, Equatable, Sequence, ExpressibleByDictionary
     /// keys are the code points written, so two such keys are two members. (The byte check runs
     /// only on a `==` hit, so a lookup costs what it did.)
     public func index(of key: String) -> Int? {
-        for i in members.indices where members[i].key == key && members[i].key.utf8.elementsEqual(key.utf8) { return i }
+        for i in members.indices where members[i].key == key && members[i].key.hasSameBytes(as: key) { return i }
         return nil
     }
 
@@ -220,7 +220,8 @@ public struct JSONObject: Sendable, Equatable, Sequence, ExpressibleByDictionary
     public static func == (lhs: JSONObject, rhs: JSONObject) -> Bool {
         guard lhs.count == rhs.count else { return false }
         var sameOrder = true
-        for i in lhs.members.indices where lhs.members[i].key != rhs.members[i].key {
+        for i in lhs.members.indices where !(lhs.members[i].key == rhs.members[i].key
+                                             && lhs.members[i].key.hasSameBytes(as: rhs.members[i].key)) {
             sameOrder = false
             break
         }
@@ -258,5 +259,14 @@ public enum UTF8Text {
         }
         if ascii { return String(decoding: bytes, as: UTF8.self) }
         return String(validating: bytes, as: UTF8.self)
+    }
+}
+
+extension String {
+    /// Whether the two strings are the same bytes (UTF-8), where `==` also calls another spelling
+    /// of the same text equal (`é` precomposed and decomposed). Ids and keys compare so.
+    @inlinable public func hasSameBytes(as other: String) -> Bool {
+        let (a, b) = (utf8, other.utf8)
+        return a.count == b.count && a.elementsEqual(b)
     }
 }

@@ -36,7 +36,11 @@ public struct TemplateValidation: Sendable {
 /// its JSON path), then the graph rules (unknown nodes and ports, type mismatches, producers,
 /// cycles), then the tool contracts. All errors are collected, not just the first.
 public enum TemplateCompiler {
-    public static func compile(_ json: JSON, tools: [String: ToolSpec]) -> TemplateValidation {
+    /// `storedEarlier`: the template is one a store kept, registered by an earlier version whose
+    /// rules were looser (lower-case or loosely written durations, a node named in an edge by
+    /// another spelling of its id); those still read, so that an upgraded library opens every store
+    /// the earlier one wrote. New templates never get this leniency.
+    public static func compile(_ json: JSON, tools: [String: ToolSpec], storedEarlier: Bool = false) -> TemplateValidation {
         guard case let .object(top) = json else {
             let issue = TemplateIssue(code: TemplateErrorCode.malformedTemplate,
                                       message: "$: a template must be an object, not \(json.typeName)", path: "$")
@@ -55,7 +59,7 @@ public enum TemplateCompiler {
         }
         switch schema {
         case Template.currentSchema:
-            return compileV2(top, tools: tools, schema: schema)
+            return compileV2(top, tools: tools, schema: schema, storedEarlier: storedEarlier)
         case Template.legacySchema:
             return TemplateUpgrade.compile(top, tools: tools, schema: schema)
         default:
@@ -73,7 +77,8 @@ public enum TemplateCompiler {
     static let awaitFields = ["type", "title", "detail", "blocking", "urgency", "expiresIn", "notification",
                               "resumePolicy", "skippable", "ui"]
 
-    static func compileV2(_ top: JSONObject, tools: [String: ToolSpec], schema: String) -> TemplateValidation {
+    static func compileV2(_ top: JSONObject, tools: [String: ToolSpec], schema: String,
+                          storedEarlier: Bool = false) -> TemplateValidation {
         var r = JSONFieldReader(path: "$")
         var warnings: [TemplateIssue] = []
         r.rejectUnknown(top, allowed: templateFields)
@@ -85,7 +90,7 @@ public enum TemplateCompiler {
 
         // Nodes
         var nodes: [TemplateNode] = []
-        var nodeIndex = NodeIdTable()
+        var nodeIndex = NodeIdTable(storedEarlier: storedEarlier)
         // Ports by node, apart from the (large) node structs, for the edge checks.
         var nodeInputs: [[PortSpec]] = []
         var nodeOutputs: [[PortSpec]] = []
@@ -93,12 +98,13 @@ public enum TemplateCompiler {
         if let nodesValue = top["nodes"] {
             if case let .array(items) = nodesValue {
                 nodes.reserveCapacity(items.count)
-                nodeIndex = NodeIdTable(capacity: items.count)
+                nodeIndex = NodeIdTable(capacity: items.count, storedEarlier: storedEarlier)
                 nodeInputs.reserveCapacity(items.count)
                 nodeOutputs.reserveCapacity(items.count)
                 for (i, item) in items.enumerated() {
                     var nodeWarnings: [TemplateIssue] = []
-                    guard let node = decodeNode(item, index: i, tools: &toolLookup, reader: &r, warnings: &nodeWarnings) else {
+                    guard let node = decodeNode(item, index: i, tools: &toolLookup, reader: &r, warnings: &nodeWarnings,
+                                                storedEarlier: storedEarlier) else {
                         continue
                     }
                     if !nodeIndex.insert(node.id, nodes.count) {
@@ -289,7 +295,7 @@ public enum TemplateCompiler {
     }
 
     static func decodeNode(_ json: JSON, index i: Int, tools: inout ToolLookup, reader r: inout JSONFieldReader,
-                           warnings: inout [TemplateIssue]) -> TemplateNode? {
+                           warnings: inout [TemplateIssue], storedEarlier: Bool = false) -> TemplateNode? {
         var d = JSONFieldReader(arrayPath: "$.nodes", index: i)
         defer { if !d.issues.isEmpty { r.append(contentsOf: d.issues) } }
         guard let o = d.object(json, what: "a node") else { return nil }
@@ -339,7 +345,7 @@ public enum TemplateCompiler {
 
         var awaitSpec: AwaitSpec?
         if let a = awaitValue, !a.isNull {
-            awaitSpec = decodeAwait(a, path: "\(d.path).await", nodeId: id, reader: &d)
+            awaitSpec = decodeAwait(a, path: "\(d.path).await", nodeId: id, reader: &d, storedEarlier: storedEarlier)
         }
 
         var declaredClass: ResourceClass?
@@ -437,7 +443,8 @@ public enum TemplateCompiler {
         return issues
     }
 
-    static func decodeAwait(_ json: JSON, path: String, nodeId: String, reader d: inout JSONFieldReader) -> AwaitSpec? {
+    static func decodeAwait(_ json: JSON, path: String, nodeId: String, reader d: inout JSONFieldReader,
+                            storedEarlier: Bool = false) -> AwaitSpec? {
         var a = JSONFieldReader(path: path)
         defer { d.append(contentsOf: a.issues) }
         guard let o = a.object(json, what: "'await'") else { return nil }
@@ -465,10 +472,11 @@ public enum TemplateCompiler {
         var expiresIn: String?
         var expiresMs: Int64?
         if let e = a.optionalString(o, "expiresIn", nodeId: nodeId) {
-            if let ms = ISODuration.milliseconds(e), ms > 0 {
+            let parsed = ISODuration.milliseconds(e, lenient: storedEarlier)
+            if let ms = parsed, ms > 0 {
                 expiresIn = e
                 expiresMs = ms
-            } else if ISODuration.milliseconds(e) != nil {
+            } else if parsed != nil {
                 a.append(TemplateIssue(
                     code: TemplateErrorCode.invalidDuration,
                     message: "\(path).expiresIn: '\(e)' is zero (under a millisecond): a request must be given time to be answered",
@@ -586,8 +594,12 @@ struct NodeIdTable {
     private var ids: [String] = []
     private var values: [Int] = []
     private var mask: Int
+    /// Reading a template a store kept from an earlier version, which also found a node by another
+    /// spelling of its id (String's canonical equality): such a name is looked up that way.
+    private let storedEarlier: Bool
 
-    init(capacity: Int = 0) {
+    init(capacity: Int = 0, storedEarlier: Bool = false) {
+        self.storedEarlier = storedEarlier
         var size = 16
         while size < capacity * 2 { size <<= 1 }
         slots = [Int32](repeating: -1, count: size)
@@ -615,7 +627,9 @@ struct NodeIdTable {
 
     /// The number stored for `id`.
     func find(_ id: String) -> Int? {
-        guard let h = Self.hash(id) else { return nil }  // not ASCII: no node's id
+        guard let h = Self.hash(id) else {  // not ASCII: no node's id
+            return storedEarlier ? ids.firstIndex(where: { $0 == id }).map { values[$0] } : nil
+        }
         var i = h & mask
         while true {
             let k = Int(slots[i])

@@ -8,7 +8,7 @@ extension UnitOfWork {
         do {
             return try store.workflowId(forRun: runId)
         } catch {
-            throw EngineError(.store, "storeReadFailed", "cannot look up run \(runId): \(error)")
+            throw EngineError.storeRead(error, "cannot look up run \(runId)")
         }
     }
 
@@ -19,7 +19,7 @@ extension UnitOfWork {
         do {
             return try store.run(forJob: jobId)
         } catch {
-            throw EngineError(.store, "storeReadFailed", "cannot look up job \(jobId): \(error)")
+            throw EngineError.storeRead(error, "cannot look up job \(jobId)")
         }
     }
 

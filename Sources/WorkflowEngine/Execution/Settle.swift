@@ -146,7 +146,7 @@ extension Engine {
                 continue
             }
             guard status != .done, let t = uow.template(templateId), include(t.graph),
-                var wf = try uow.workflow(id)
+                var wf = try uow.workflowUnlessDamaged(id)
             else { continue }
             try uow.executor(for: wf).reconcile(&wf)
             uow.putWorkflow(wf)

@@ -57,7 +57,7 @@ extension Engine {
             do {
                 ids = try engine.store.unreferencedAssets(createdBefore: cutoff)
             } catch {
-                throw EngineError(.store, "storeReadFailed", "cannot scan assets: \(error)")
+                throw EngineError.storeRead(error, "cannot scan assets")
             }
             for id in ids {
                 _ = engine.evictAll(uow, assetId: id, reason: "collected")
@@ -147,7 +147,7 @@ extension Engine {
             do {
                 events = try engine.store.metrics(limit: max)
             } catch {
-                throw EngineError(.store, "storeReadFailed", "cannot read metrics: \(error)")
+                throw EngineError.storeRead(error, "cannot read metrics")
             }
             if let last = events.last { uow.metricsDeletedThrough = last.seq }
             return ["events": .array(events.map { .object($0.body) })]
@@ -171,7 +171,7 @@ extension Engine {
         do {
             ids.formUnion(try engine.store.workflowIds(referencingAsset: asset.assetId))
         } catch {
-            throw EngineError(.store, "storeReadFailed", "cannot find the workflows using \(asset.assetId): \(error)")
+            throw EngineError.storeRead(error, "cannot find the workflows using \(asset.assetId)")
         }
         for id in uow.touchedWorkflowIds where !ids.contains(id) {
             if let wf = try uow.workflow(id), wf.refers(to: asset.assetId) { ids.insert(id) }

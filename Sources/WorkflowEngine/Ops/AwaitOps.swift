@@ -207,7 +207,7 @@ extension Engine {
                 continue
             }
             guard let s = uow.state.summaries[id], s.inboxCount > 0 else { continue }
-            if let wf = try uow.workflow(id) { result.append(wf) }
+            if let wf = try uow.workflowUnlessDamaged(id) { result.append(wf) }
         }
         return result
     }
