@@ -267,6 +267,16 @@ extension String {
     /// of the same text equal (`é` precomposed and decomposed). Ids and keys compare so.
     @inlinable public func hasSameBytes(as other: String) -> Bool {
         let (a, b) = (utf8, other.utf8)
-        return a.count == b.count && a.elementsEqual(b)
+        guard a.count == b.count else { return false }
+        // Over the bytes in place (native strings, small ones too): the generic elementsEqual
+        // walks the views an index at a time, and this runs on every key and node id looked up.
+        let inPlace = a.withContiguousStorageIfAvailable { x in
+            b.withContiguousStorageIfAvailable { y in
+                for i in 0..<x.count where x[i] != y[i] { return false }
+                return true
+            }
+        }
+        if let inPlace, let same = inPlace { return same }
+        return a.elementsEqual(b)
     }
 }
