@@ -32,6 +32,9 @@ final class EngineState {
     var manualNow: Timestamp?
     var online = true
     var activeWorkflowId: String?
+    /// Runs of deleted workflows whose submit the host may still be sending (run id → workflow
+    /// id), oldest first: a job the provider accepts for one afterwards is cancelled at once.
+    var submitsOfDeletedWorkflows = JSONObject()
 
     // Catalogue
     var templates: [String: RegisteredTemplate] = [:]
@@ -130,4 +133,5 @@ enum MetaKey {
     static let clockNow = "clock.now"
     static let online = "network.online"
     static let activeWorkflow = "workflow.active"
+    static let submitsOfDeletedWorkflows = "runs.submitsOfDeletedWorkflows"
 }

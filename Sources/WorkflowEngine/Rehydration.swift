@@ -30,6 +30,7 @@ extension Engine {
         }
         state.online = snapshot.meta[MetaKey.online]?.boolValue ?? true
         state.activeWorkflowId = snapshot.meta[MetaKey.activeWorkflow]?.stringValue
+        state.submitsOfDeletedWorkflows = snapshot.meta[MetaKey.submitsOfDeletedWorkflows]?.objectValue ?? [:]
 
         for stored in snapshot.templates {
             do {

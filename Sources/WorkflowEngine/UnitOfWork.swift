@@ -72,6 +72,21 @@ final class UnitOfWork {
 
     func setMeta(_ key: String, _ value: JSON) { meta[key] = value }
 
+    /// Runs of deleted workflows whose submit may still be in flight (``EngineState``), as this
+    /// call sees them.
+    var submitsOfDeletedWorkflows: JSONObject {
+        meta[MetaKey.submitsOfDeletedWorkflows]?.objectValue ?? state.submitsOfDeletedWorkflows
+    }
+
+    /// At most this many are remembered; the oldest go first (a submit long unanswered is lost).
+    static let maxSubmitsOfDeletedWorkflows = 1_000
+
+    func setSubmitsOfDeletedWorkflows(_ runs: JSONObject) {
+        let kept = runs.count > Self.maxSubmitsOfDeletedWorkflows
+            ? JSONObject(uniqueMembers: Array(runs.members.suffix(Self.maxSubmitsOfDeletedWorkflows))) : runs
+        setMeta(MetaKey.submitsOfDeletedWorkflows, .object(kept))
+    }
+
     /// The next number of a named counter ("wf" → 1, 2, …), persisted with the call.
     func nextNumber(_ name: String) -> Int64 {
         if let i = counters.firstIndex(where: { $0.name == name }) {
@@ -470,6 +485,7 @@ final class UnitOfWork {
         if let t = meta[MetaKey.clockNow]?.stringValue.flatMap(Timestamp.init(rfc3339:)) { state.manualNow = t }
         if let online { state.online = online }
         if let active = activeWorkflowId { state.activeWorkflowId = active }
+        if let runs = meta[MetaKey.submitsOfDeletedWorkflows]?.objectValue { state.submitsOfDeletedWorkflows = runs }
         for t in templates {
             state.templates[t.templateId] = t
             state.templateOrder.append(t.templateId)

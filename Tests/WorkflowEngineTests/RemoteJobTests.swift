@@ -475,3 +475,25 @@ extension Harness {
         try reopen()
     }
 }
+
+/// A workflow deleted while the host is still sending a submit: the job the provider then
+/// accepts is cancelled, not left running (and billing) for nobody.
+final class DeletedWorkflowSubmitTests: XCTestCase {
+    func testAJobAcceptedAfterItsWorkflowWasDeletedIsCancelledEvenAfterAReopen() throws {
+        let h = try Harness(file: true)
+        let wf = h.startOneRemote()
+        let submit = h.effects("remote.submit")[0]
+        h.call("workflow.delete", ["workflowId": .string(wf)])
+        try h.crash()
+        let r = h.call("job.submitted", ["runId": submit["runId"]!, "jobId": "job-late"])
+        XCTAssertEqual(r["applied"], false)
+        let cancels = h.effects("remote.cancel")
+        XCTAssertEqual(cancels.map { $0["jobId"] }, ["job-late"])
+        XCTAssertEqual(cancels.first?["workflowId"], .string(wf))
+        // The provider's final status answers the cancel; a second report of the same job is unknown.
+        h.call("job.update", ["jobId": "job-late", "status": "cancelled"])
+        XCTAssertTrue(h.effects("remote.cancel").isEmpty)
+        XCTAssertEqual(h.fail("job.submitted", ["runId": submit["runId"]!, "jobId": "job-late"]).code, "unknownRun",
+                       "remembered once: the cancel is on its way")
+    }
+}

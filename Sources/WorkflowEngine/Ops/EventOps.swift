@@ -13,6 +13,17 @@ extension Engine {
         "job.submitted": OpHandler(mutates: true, args: ["runId", "jobId"]) { (_, uow, args) throws(EngineError) -> JSON in
             let runId = try args.string("runId")
             let jobId = try args.string("jobId")
+            if case let .string(workflowId)? = uow.submitsOfDeletedWorkflows[runId] {
+                // The provider accepted a job for a run whose workflow was deleted while the host
+                // was submitting it: nobody wants it, and it would run (and cost) for nothing.
+                var runs = uow.submitsOfDeletedWorkflows
+                runs[runId] = nil
+                uow.setSubmitsOfDeletedWorkflows(runs)
+                uow.emit(EffectType.remoteCancel, ["workflowId": .string(workflowId), "runId": .string(runId),
+                                                   "jobId": .string(jobId)], answerKey: AnswerKey.cancel(jobId))
+                return ["applied": false, "ignored": "the run's workflow was deleted; the job is cancelled",
+                        "runId": .string(runId), "jobId": .string(jobId)]
+            }
             return try withRun(uow, runId: runId) { (wf, executor, r) throws(EngineError) -> JSON in
                 if let other = try uow.run(forJob: jobId), other.runId != runId {
                     throw .conflict("duplicateJobId", "job \(jobId) already belongs to run \(other.runId)",

@@ -90,8 +90,13 @@ extension Engine {
             let id = try args.string("workflowId")
             var wf = try uow.requireWorkflow(id)
             let executor = try uow.executor(for: wf)
+            var submitting = uow.submitsOfDeletedWorkflows
             for n in wf.nodes.indices {
                 let run = wf.run(wf.nodes[n].currentRunId)
+                if let run, run.status == .submitting {
+                    // The host may be sending the submit: a job accepted for it is cancelled then.
+                    submitting[run.runId] = .string(id)
+                }
                 if wf.nodes[n].state.isInFlight || (run.map { !$0.status.isTerminal } ?? false) {
                     try executor.cancel(&wf, n, because: NodeError(code: "workflowDeleted", message: "The workflow was deleted."))
                 }
@@ -101,6 +106,7 @@ extension Engine {
                 asset.orphanedAt = uow.now
                 uow.putAsset(asset)
             }
+            if submitting != uow.submitsOfDeletedWorkflows { uow.setSubmitsOfDeletedWorkflows(submitting) }
             // Keep the effects the cancellation produced; drop everything else on record for it.
             uow.putWorkflow(wf)
             uow.deleteWorkflow(id)
