@@ -32,6 +32,27 @@ final class AssetRefcountTests: XCTestCase {
         Set((h.call("assets.gc")["removed"]?.arrayValue ?? []).compactMap(\.stringValue))
     }
 
+    func testAnAssetBoundOrPinnedEarlierInTheSameBatchIsNotCollected() throws {
+        let h = try Harness()
+        Templates.registerTextTools(h)
+        let tpl = h.register(template: ["schema": "app.workflow/v2", "name": "one",
+                                         "nodes": [["id": "A", "kind": "Uppercase", "inputs": ["text": "TextRef"],
+                                                    "outputs": ["text": "TextRef"]]]])
+        let bound = h.call("asset.import", ["type": "TextRef", "uri": "file:///bound"])["assetId"]!
+        let pinned = h.call("asset.import", ["type": "TextRef", "uri": "file:///pinned"])["assetId"]!
+        let loose = h.call("asset.import", ["type": "TextRef", "uri": "file:///loose"])["assetId"]!
+        h.advance(8 * 86_400)
+        let r = h.call("batch", ["calls": [
+            ["op": "workflow.create", "args": ["templateId": .string(tpl), "bindings": ["A": ["text": ["assetId": bound]]]]],
+            ["op": "asset.pin", "args": ["assetId": pinned, "pinned": true]],
+            ["op": "assets.gc"],
+        ]])
+        XCTAssertEqual(r["results"]?[2]?["removed"], [loose])
+        let wf = r["results"]![0]!["workflowId"]!
+        XCTAssertEqual(h.call("node.get", ["workflowId": wf, "nodeId": "A"])["state"], "ready", "its bound input is there")
+        XCTAssertEqual(h.call("asset.get", ["assetId": pinned])["pinned"], true)
+    }
+
     func testDeletingTheUpstreamWorkflowOrphansItsAssetsWhichAreCollectedOnlyAfterTheThreshold() throws {
         let h = try Harness(extra: ["assets": ["retentionDays": 2]])
         Templates.registerTextTools(h)

@@ -53,11 +53,20 @@ extension Engine {
         // orphaned longer than the retention period (config assets.retentionDays, default 7).
         "assets.gc": OpHandler(mutates: true, args: []) { (engine, uow, _) throws(EngineError) -> JSON in
             let cutoff = uow.now.adding(seconds: -engine.config.assetRetentionDays * 86_400)
-            let ids: [String]
+            let stored: [String]
             do {
-                ids = try engine.store.unreferencedAssets(createdBefore: cutoff)
+                stored = try engine.store.unreferencedAssets(createdBefore: cutoff)
             } catch {
                 throw EngineError.storeRead(error, "cannot scan assets")
+            }
+            // The store knows what is committed; in a batch, earlier calls may have bound, pinned
+            // or re-used an asset since: those are kept.
+            var referencedNow = Set<String>()
+            for wf in uow.workflows.values { referencedNow.formUnion(wf.referencedAssetIds) }
+            var ids: [String] = []
+            for id in stored where !referencedNow.contains(id) {
+                guard let asset = try uow.asset(id), !asset.pinned, (asset.orphanedAt ?? asset.createdAt) < cutoff else { continue }
+                ids.append(id)
             }
             for id in ids {
                 _ = engine.evictAll(uow, assetId: id, reason: "collected")
