@@ -497,3 +497,35 @@ final class DeletedWorkflowSubmitTests: XCTestCase {
                        "remembered once: the cancel is on its way")
     }
 }
+
+/// A node whose template names no class takes its tool's: a tool registered after the template
+/// decides where the node runs.
+final class LateToolClassTests: XCTestCase {
+    func testARemoteToolRegisteredAfterTheTemplateRunsRemotelyAndWaitsWhileOffline() throws {
+        let h = try Harness()
+        let t: JSON = ["schema": "app.workflow/v2", "name": "late",
+                       "nodes": [["id": "up", "kind": "Upscale", "outputs": ["image": "ImageRef"]]]]
+        let wf = h.create(h.register(template: t))
+        XCTAssertEqual(h.node(wf, "up")["blockedReason"]?["code"], "toolNotInstalled")
+        h.call("network.set", ["online": false])
+        h.register(tool: "Upscale", outputs: ["image": "ImageRef"], remote: true)
+        XCTAssertEqual(h.node(wf, "up")["blockedReason"]?["code"], "offline", "a remote tool waits for the network")
+        XCTAssertEqual(h.node(wf, "up")["resourceClass"], "remote")
+        h.call("network.set", ["online": true])
+        h.call("node.run", ["workflowId": .string(wf), "nodeId": "up"])
+        XCTAssertEqual(h.state(wf, "up"), "queuedRemote")
+        XCTAssertEqual(h.take().map { $0["type"] }, ["remote.submit"])
+    }
+
+    func testTheClassATemplateWritesIsKeptWhateverALaterToolSays() throws {
+        let h = try Harness()
+        let fixed: JSON = ["schema": "app.workflow/v2", "name": "fixed",
+                           "nodes": [["id": "up", "kind": "Upscale", "outputs": ["image": "ImageRef"],
+                                      "resources": ["class": "local"]]]]
+        let wf = h.create(h.register(template: fixed))
+        h.register(tool: "Upscale", outputs: ["image": "ImageRef"], remote: true)
+        XCTAssertEqual(h.node(wf, "up")["resourceClass"], "local")
+        h.call("node.run", ["workflowId": .string(wf), "nodeId": "up"])
+        XCTAssertEqual(h.state(wf, "up"), "runningLocal")
+    }
+}

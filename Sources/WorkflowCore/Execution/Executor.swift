@@ -237,9 +237,16 @@ public struct Executor {
     // MARK: Runs
 
     public func mode(of n: Int) -> RunMode {
-        let t = graph.nodes[n]
-        if t.isInteractive { return .interactive }
-        return t.resourceClass == .remote ? .remote : .local
+        if graph.nodes[n].isInteractive { return .interactive }
+        return resourceClass(of: n) == .remote ? .remote : .local
+    }
+
+    /// Where node `n`'s tool runs: the class its template fixes (``TemplateGraph/NodeInfo/classFixed``),
+    /// else its tool's now, so a remote tool registered after the template runs remotely.
+    public func resourceClass(of n: Int) -> ResourceClass {
+        let i = graph.info[n]
+        if i.classFixed { return i.resourceClass }
+        return ctx.tool(i.kind)?.resourceClass ?? i.resourceClass
     }
 
     /// Creates a run for node `n` with frozen inputs and params. Interactive nodes file an await;
@@ -251,7 +258,7 @@ public struct Executor {
         let t = graph.nodes[n]
         let runId = ctx.newId("run")
         // A confirm-params node whose params were just confirmed runs its tool.
-        let mode: RunMode = confirmed ? (t.resourceClass == .remote ? .remote : .local) : self.mode(of: n)
+        let mode: RunMode = confirmed ? (resourceClass(of: n) == .remote ? .remote : .local) : self.mode(of: n)
         var run = Run(runId: runId, nodeId: t.id, number: wf.nodes[n].attempts + 1, mode: mode, kind: t.kind,
                       trigger: trigger, status: mode == .interactive ? .awaiting : .queued, params: params,
                       inputs: inputs, idempotencyKey: "\(wf.workflowId)/\(t.id)/\(runId)", createdAt: ctx.now)

@@ -226,7 +226,7 @@ extension Executor {
             return .blocked(BlockedReason(code: BlockedReason.waitingForInput, message: message, details: details),
                             missing: missing, resolved: inputs)
         }
-        if !ignoreNetwork, !ctx.isOnline, t.resourceClass == .remote, !t.isInteractive {
+        if !ignoreNetwork, !ctx.isOnline, !t.isInteractive, resourceClass(of: n) == .remote {
             return .blocked(BlockedReason(code: BlockedReason.offline, message: "Offline"), missing: [], resolved: inputs)
         }
         return .ready(inputs: inputs)

@@ -13,7 +13,7 @@ extension Executor {
     public func rerunLatest(_ wf: inout Workflow, _ n: Int, verb: String = "re-run") throws(EngineError) -> String {
         let node = wf.nodes[n]
         if node.state.isInFlight || isQueued(wf, n) { throw Executor.notAllowed(verb, node) }
-        switch try gate(wf, n, ignoreNetwork: graph.nodes[n].resourceClass != .remote) {
+        switch try gate(wf, n, ignoreNetwork: resourceClass(of: n) != .remote) {
         case let .blocked(reason, missing, _):
             var details: JSONObject = ["nodeId": .string(node.nodeId), "missing": JSON(missing),
                                        "reason": reason.json]
@@ -41,7 +41,7 @@ extension Executor {
                              details: ["nodeId": .string(node.nodeId), "port": .string(port), "assetId": .string(id)])
             }
         }
-        if graph.nodes[n].resourceClass == .remote, !graph.nodes[n].isInteractive, !ctx.isOnline {
+        if resourceClass(of: n) == .remote, !graph.nodes[n].isInteractive, !ctx.isOnline {
             throw .state("offline", "cannot retry a remote step while offline", details: ["nodeId": .string(node.nodeId)])
         }
         let runId = try startRun(&wf, n, trigger: .retry, inputs: previous.inputs, params: previous.params)

@@ -30,6 +30,10 @@ public final class TemplateGraph: Sendable {
         /// The producing (node index, output port) of each input, in the order of `inputs`.
         public let inputProducers: [(node: Int, port: String)?]
         public let resourceClass: ResourceClass
+        /// The class is the template's: written there (`resources.class`), or a remote tool's when
+        /// the template was registered. Otherwise it is the tool's when the node runs (a tool
+        /// registered after the template), local without one (``Executor/resourceClass(of:)``).
+        public let classFixed: Bool
         public let isInteractive: Bool
         /// Needs its tool installed: every node but a person-only interactive one.
         public let needsTool: Bool
@@ -58,7 +62,8 @@ public final class TemplateGraph: Sendable {
         self.info = template.nodes.indices.map { n in
             let t = template.nodes[n]
             return NodeInfo(kind: t.kind, inputs: t.inputs, inputProducers: t.inputs.map { producers[n][$0.name] },
-                            resourceClass: t.resourceClass, isInteractive: t.isInteractive,
+                            resourceClass: t.resourceClass, classFixed: t.resourcesDeclared || t.resourceClass == .remote,
+                            isInteractive: t.isInteractive,
                             needsTool: t.awaitSpec == nil || t.awaitSpec?.type == .confirmParams)
         }
         self.successors = successors

@@ -47,7 +47,7 @@ extension Executor {
         o.append(uniqueKey: "history", .array(wf.runs(of: node.nodeId).suffix(3).reversed().map(historyEntry)))
         o.append(uniqueKey: "awaitId", JSON(openAwait?.awaitId))
         o.append(uniqueKey: "interactive", .bool(t.isInteractive))
-        o.append(uniqueKey: "resourceClass", .string(t.resourceClass.rawValue))
+        o.append(uniqueKey: "resourceClass", .string(resourceClass(of: n).rawValue))
         o.append(uniqueKey: "attempts", JSON(node.attempts))
         o.append(uniqueKey: "updatedAt", JSON(node.updatedAt))
         return .object(o)
@@ -242,7 +242,7 @@ extension Executor {
             }
             if let gone {
                 o["retry"] = action(false, "The \(gone) input of the last run was deleted")
-            } else if t.resourceClass == .remote, !t.isInteractive, !ctx.isOnline {
+            } else if resourceClass(of: n) == .remote, !t.isInteractive, !ctx.isOnline {
                 o["retry"] = action(false, "Offline")
             } else {
                 o["retry"] = action(true, nil)

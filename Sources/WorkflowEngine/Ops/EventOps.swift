@@ -103,7 +103,10 @@ extension Engine {
             let online = try args.bool("online")
             guard online != uow.isOnline else { return ["online": .bool(online), "changed": false] }
             uow.setOnline(online)
-            try engine.reconcileActive(uow) { graph in graph.nodes.contains { $0.resourceClass == .remote } }
+            // Templates with a remote node: fixed so, or taking the class of a tool now remote.
+            try engine.reconcileActive(uow) { graph in
+                graph.info.contains { $0.resourceClass == .remote || (!$0.classFixed && uow.tool($0.kind)?.resourceClass == .remote) }
+            }
             if online {
                 // Held while offline: due submit retries and downloads go now, and polls skipped
                 // while offline ask for every live job's status — in every workflow with a run in
