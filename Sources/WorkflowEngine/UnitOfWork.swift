@@ -357,7 +357,7 @@ final class UnitOfWork {
             }
         }
         for e in out {
-            if e.answerKey == nil {
+            if AnswerKey.answeredByTaking(e.answerKey) {
                 removeEffect(e.seq)  // nothing will answer it: taking it is delivery
             } else if let i = newEffects.firstIndex(where: { $0.seq == e.seq }) {
                 newEffects[i].taken = true

@@ -264,6 +264,22 @@ final class CachePolicyTests: XCTestCase {
         for id in ids.prefix(3) { XCTAssertEqual(h.call("asset.get", ["assetId": id])["pinned"], true) }
     }
 
+    func testAFileCachedAgainBeforeItsEvictWasTakenIsNotDeleted() throws {
+        let h = try Harness(file: true, extra: ["cache": ["thumbnailBytes": 100]])
+        let ids = assets(h, 2)
+        h.call("cache.record", ["assetId": ids[0], "variant": "thumbnail", "bytes": 80])
+        h.call("cache.record", ["assetId": ids[1], "variant": "thumbnail", "bytes": 80])  // evicts ids[0]
+        h.call("cache.record", ["assetId": ids[0], "variant": "thumbnail", "bytes": 80])  // cached again; evicts ids[1]
+        let evicts = h.effects("cache.evict").map { $0["assetId"] }
+        XCTAssertEqual(evicts, [ids[1]], "the stale evict of ids[0] would delete a file the engine lists")
+        XCTAssertEqual(h.call("cache.usage")["thumbnails"], 80)
+        // An evict taken is delivered: it is not handed out again after a reopen.
+        h.call("cache.record", ["assetId": ids[1], "variant": "thumbnail", "bytes": 80])
+        XCTAssertEqual(h.effects("cache.evict").map { $0["assetId"] }, [ids[0]])
+        try h.crash()
+        XCTAssertTrue(h.effects("cache.evict").isEmpty)
+    }
+
     func testThumbnailsAreAnLRUBoundedByTheCapAndPreviewsArePurgedSevenDaysAfterLastUse() throws {
         let h = try Harness(extra: ["cache": ["thumbnailBytes": 300, "previewDays": 7]])
         let ids = assets(h, 4)

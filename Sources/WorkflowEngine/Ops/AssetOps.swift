@@ -85,6 +85,8 @@ extension Engine {
             // The use order makes it the most recently used, also among entries used at the same instant.
             let entry = CacheEntry(assetId: asset.assetId, variant: variant, bytes: bytes, lastUsedAt: uow.now,
                                    pinned: asset.pinned, useOrder: uow.nextNumber("cacheUse"))
+            // The file is cached again: an evict of it not yet taken would delete it.
+            uow.settle(answerKey: AnswerKey.evict(asset.assetId, variant.rawValue))
             uow.putCacheEntry(entry)
             uow.cacheTimers.set(entry.key, at: engine.cachePolicy.purgeTime(entry), order: 0)
             let evicted = engine.enforceThumbnailCap(uow)
@@ -222,7 +224,8 @@ extension Engine {
         uow.deleteCacheEntry(e.assetId, e.variant.rawValue)
         uow.cacheTimers.set(e.key, at: nil, order: 0)
         uow.emit(EffectType.cacheEvict, ["assetId": .string(e.assetId), "variant": .string(e.variant.rawValue),
-                                         "bytes": .int(e.bytes), "reason": .string(reason)])
+                                         "bytes": .int(e.bytes), "reason": .string(reason)],
+                 answerKey: AnswerKey.evict(e.assetId, e.variant.rawValue))
     }
 
     /// Evicts every cached file of an asset; returns the variants evicted.
