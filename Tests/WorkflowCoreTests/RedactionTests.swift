@@ -22,6 +22,16 @@ final class RedactionTests: XCTestCase {
         XCTAssertEqual(r("(jane.doe+tag@mail.example.co.uk)"), "([email])")
     }
 
+    func testAddressesAndNumbersJoinedToOtherTextByPunctuationAreRedactedToo() {
+        XCTAssertEqual(r("sending to alice@example.com;bob@example.com"), "sending to [email];[email]")
+        XCTAssertEqual(r("to:a@x.com,b@x.com"), "to:[email],[email]")
+        XCTAssertEqual(r("Alice Smith <alice@example.com>"), "Alice Smith <[email]>")
+        XCTAssertEqual(r("phone:+14155550100"), "phone:[phone]")
+        XCTAssertEqual(r("tel=415-555-0100,"), "tel=[phone],")
+        XCTAssertEqual(r("key=value;mode=fast"), "key=value;mode=fast", "nothing personal: unchanged")
+        XCTAssertEqual(r("t=2026-01-01T00:00:30.000Z"), "t=2026-01-01T00:00:30.000Z")
+    }
+
     func testPhoneNumbersWrittenAsOneWordBecomePhone() {
         XCTAssertEqual(r("call +14155550100 now"), "call [phone] now")
         XCTAssertEqual(r("call 415-555-0100"), "call [phone]")

@@ -546,6 +546,17 @@ final class TelemetryTests: XCTestCase {
         XCTAssertEqual(h.call("metrics.take")["events"], [], "taken once")
     }
 
+    func testAClaimantIsRedactedInTelemetryAsInLogs() throws {
+        let h = try Harness()
+        let (_, id) = maskAwaiting(h)
+        h.call("metrics.take")
+        h.call("await.claim", ["awaitId": .string(id), "claimant": "ipad alice@example.com"])
+        let claimed = h.call("metrics.take")["events"]?.arrayValue?.first { $0["event"] == "await.claimed" }
+        XCTAssertEqual(claimed?["claimant"], "ipad [email]")
+        XCTAssertEqual(h.call("await.get", ["awaitId": .string(id)])["claim"]?["claimant"], "ipad alice@example.com",
+                       "the await keeps it: the claimant must name itself to complete")
+    }
+
     func testAHostThatNeverTakesMetricsKeepsOnlyTheNewestEventsEvenAcrossAReopen() throws {
         let h = try Harness(file: true, extra: ["metrics": ["maxQueued": 3]])
         for i in 1...5 { h.call("metrics.record", ["event": .string("tap.\(i)")]) }

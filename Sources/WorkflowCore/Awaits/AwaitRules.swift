@@ -166,7 +166,7 @@ extension Executor {
         }
         wf.updatedAt = ctx.now
         ctx.metric("await.claimed", ["workflowId": .string(wf.workflowId), "awaitId": .string(a.awaitId),
-                                     "claimant": .string(claimant)])
+                                     "claimant": .string(Redaction.redact(claimant))])  // a device, not a person's address
         return lease
     }
 

@@ -7,7 +7,8 @@
 /// - file names of media (`photo.jpg`, also `IMG_0042.HEIC`, a path or a URL ending in one, with
 ///   or without a query) become `[file]`;
 /// - other URLs with a query, a fragment or user info (signed links, tokens) become `[url]` whole;
-/// - e-mail addresses become `[email]`;
+/// - e-mail addresses become `[email]`, also joined to other text (`a@x.com;b@x.com`,
+///   `to=a@x.com`, `<a@x.com>`);
 /// - phone numbers become `[phone]`: a word of 9–15 digits and `+-().` only, and numbers written
 ///   across words: `+1 415 555 0100`, `+44 20 7946 0958`, `(415) 555-0100`, `415 555 0100`;
 /// - the user name of a home directory becomes `[user]`: `/Users/alice/…`, `/home/bob/…`,
@@ -55,7 +56,43 @@ public enum Redaction {
         if looksLikeEmail(c) { return replaced("[email]") }
         if looksLikePhone(c) { return replaced("[phone]") }
         if let ext = fileExtension(lowerCore), mediaExtensions.contains(ext) { return replaced("[file]") }
+        if let pieces = redactJoinedPieces(c) { return replaced(pieces) }
         return redactHomeDirectories(word)
+    }
+
+    /// Characters that join pieces of text into one word: lists (`a@x.com;b@x.com`), pairs
+    /// (`to=a@x.com`, `phone:+14155550100`), brackets (`Alice <alice@x.com>`).
+    static let joiners: Set<Character> = [";", ",", "=", ":", "<", ">", "(", ")", "[", "]", "{", "}", "\"", "'", "|"]
+
+    /// `word` with each e-mail address or phone number joined into it by ``joiners`` redacted;
+    /// nil when it has none.
+    static func redactJoinedPieces(_ word: String) -> String? {
+        guard word.contains(where: { joiners.contains($0) }) else { return nil }
+        var out = ""
+        var piece = ""
+        var changed = false
+        func flush() {
+            if looksLikeEmail(piece) {
+                out += "[email]"
+                changed = true
+            } else if looksLikePhone(piece) {
+                out += "[phone]"
+                changed = true
+            } else {
+                out += piece
+            }
+            piece = ""
+        }
+        for ch in word {
+            if joiners.contains(ch) {
+                flush()
+                out.append(ch)
+            } else {
+                piece.append(ch)
+            }
+        }
+        flush()
+        return changed ? out : nil
     }
 
     // MARK: URLs
