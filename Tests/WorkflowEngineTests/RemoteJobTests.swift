@@ -529,3 +529,22 @@ final class LateToolClassTests: XCTestCase {
         XCTAssertEqual(h.state(wf, "up"), "runningLocal")
     }
 }
+
+/// Pausing polling stops polls: also one the host had taken, after a reopen.
+final class PausedPollingTests: XCTestCase {
+    func testAPollTakenBeforeThePauseIsNotHandedOutAgainAfterAReopen() throws {
+        let h = try Harness(file: true)
+        let wf = h.startOneRemote()
+        let submit = h.effects("remote.submit")[0]
+        h.call("job.submitted", ["runId": submit["runId"]!, "jobId": "job-1"])
+        h.advance(11)
+        XCTAssertEqual(h.effects("remote.poll").count, 1, "taken: the host is polling")
+        h.call("workflow.setPolling", ["workflowId": .string(wf), "paused": true])
+        try h.crash()
+        XCTAssertTrue(h.effects("remote.poll").isEmpty)
+        h.advance(3600)
+        XCTAssertTrue(h.effects("remote.poll").isEmpty, "paused")
+        // The answer of the poll that was in flight still counts.
+        XCTAssertEqual(h.call("job.update", ["jobId": "job-1", "status": "running", "progress": 0.5])["applied"], true)
+    }
+}

@@ -338,18 +338,19 @@ extension Executor {
         }
     }
 
-    /// Polling paused or resumed for the workflow: pausing drops scheduled and untaken polls
-    /// (jobs keep running remotely); resuming polls every live job at once, then on schedule.
+    /// Polling paused or resumed for the workflow: pausing drops scheduled polls and polls on
+    /// record, taken or not (jobs keep running remotely); resuming polls every live job at once,
+    /// then on schedule.
     public func setPolling(_ wf: inout Workflow, paused: Bool) {
         guard wf.pollingPaused != paused else { return }
         wf.pollingPaused = paused
         wf.updatedAt = ctx.now
         for r in wf.runs.indices where wf.runs[r].status.hasLiveJob {
             if paused {
+                // Taken ones too: a poll in flight still has its answer applied, but is not
+                // handed out again after a reopen while polling is paused.
                 wf.runs[r].nextPollAt = nil
-                for e in ctx.effects(answerKey: AnswerKey.poll(wf.runs[r].runId)) where !e.taken {
-                    ctx.settle(answerKey: AnswerKey.poll(wf.runs[r].runId))
-                }
+                ctx.settle(answerKey: AnswerKey.poll(wf.runs[r].runId))
             } else {
                 pollNow(&wf, runIndex: r)
             }
