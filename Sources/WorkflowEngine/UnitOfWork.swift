@@ -450,7 +450,7 @@ final class UnitOfWork {
         cs.effectsTaken = takenSeqs.subtracting(deletedSeqs).filter { state.outbox.bySeq[$0]?.isDurable ?? true }
         cs.effectDeletes = deletedSeqs.filter { state.outbox.bySeq[$0]?.isDurable ?? true }
         cs.cacheEntries = cacheEntries
-        cs.metricInserts = metrics
+        cs.metricInserts = metrics.filter { $0.seq > (metricsDeletedThrough ?? 0) }  // not taken in this call
         cs.metricDeletesThrough = metricsDeletedThrough
         // The queue keeps the newest events (their numbers have no gaps): older ones go.
         if let last = metrics.last?.seq, last > Int64(config.maxQueuedMetrics) {

@@ -174,8 +174,8 @@ public protocol EngineStore: AnyObject {
     /// Ids of the committed workflows that refer to an asset: a run's inputs or outputs, a node's
     /// binding, output or input selection. Sorted, each once.
     func workflowIds(referencingAsset assetId: String) throws -> [String]
-    /// Metric events in order, up to `limit`.
-    func metrics(limit: Int) throws -> [MetricEvent]
+    /// Metric events in order after number `after`, up to `limit`.
+    func metrics(after: Int64, limit: Int) throws -> [MetricEvent]
     /// Writes every change in one transaction: all of it, or (on a throw) none of it.
     func commit(_ changes: ChangeSet) throws
     /// Closes the store. Further calls fail.

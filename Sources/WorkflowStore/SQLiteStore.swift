@@ -318,9 +318,10 @@ public final class SQLiteStore: EngineStore {
         }
     }
 
-    public func metrics(limit: Int) throws -> [MetricEvent] {
+    public func metrics(after: Int64 = 0, limit: Int) throws -> [MetricEvent] {
         try db().read { db in
-            try Row.fetchAll(db, sql: "SELECT seq, data FROM metrics ORDER BY seq LIMIT ?", arguments: [limit]).map { row in
+            try Row.fetchAll(db, sql: "SELECT seq, data FROM metrics WHERE seq > ? ORDER BY seq LIMIT ?",
+                             arguments: [after, limit]).map { row in
                 let text: String = row[1]
                 return MetricEvent(seq: row[0], body: (try? JSON(parsing: text))?.objectValue ?? [:])
             }

@@ -546,6 +546,19 @@ final class TelemetryTests: XCTestCase {
         XCTAssertEqual(h.call("metrics.take")["events"], [], "taken once")
     }
 
+    func testTakesInABatchSeeEventsRecordedEarlierInItAndNeverHandOneOutTwice() throws {
+        let h = try Harness()
+        h.call("metrics.take")
+        h.call("metrics.record", ["event": "a0"])
+        let r = h.call("batch", ["calls": [["op": "metrics.record", "args": ["event": "b1"]],
+                                           ["op": "metrics.take", "args": ["max": 1]], ["op": "metrics.take"],
+                                           ["op": "metrics.take"]]])["results"]!.arrayValue!
+        XCTAssertEqual(r[1]["events"]?.arrayValue?.map { $0["event"] }, ["a0"])
+        XCTAssertEqual(r[2]["events"]?.arrayValue?.map { $0["event"] }, ["b1"])
+        XCTAssertEqual(r[3]["events"], [])
+        XCTAssertEqual(h.call("metrics.take")["events"], [], "taken in the batch: gone")
+    }
+
     func testAClaimantIsRedactedInTelemetryAsInLogs() throws {
         let h = try Harness()
         let (_, id) = maskAwaiting(h)

@@ -401,6 +401,8 @@ final class ProvenanceTests: XCTestCase {
         XCTAssertEqual(a["meta"], ["width": 10, "providerSchema": "v1"])
         let b = h.call("asset.import", ["type": "ImageRef", "uri": "file:///q.png", "meta": ["providerSchema": "v3"]])
         XCTAssertEqual(b["meta"]?["providerSchema"], "v3")
+        let c = h.call("asset.import", ["type": "ImageRef", "uri": "file:///r.png", "meta": ["providerSchema": .null]])
+        XCTAssertEqual(c["meta"]?["providerSchema"], "v1", "null is no schema either")
     }
 
     func testUnreferencedAssetsAreCollectedAfterTheRetentionPeriodPinnedOnesNever() throws {

@@ -126,10 +126,10 @@ public struct AssetDraft: Sendable, Equatable {
         return AssetDraft(type: type, uri: uri, bytes: bytes, hash: hash, meta: meta)
     }
 
-    /// Provider metadata is versioned: metadata without `providerSchema` is stored as `"v1"`.
-    /// Returns the completed metadata and whether the default was applied.
+    /// Provider metadata is versioned: metadata without `providerSchema` (absent, or `null`) is
+    /// stored as `"v1"`. Returns the completed metadata and whether the default was applied.
     public func versionedMeta() -> (meta: JSONObject, defaulted: Bool) {
-        guard meta["providerSchema"] == nil else { return (meta, false) }
+        if let schema = meta["providerSchema"], !schema.isNull { return (meta, false) }
         var m = meta
         m["providerSchema"] = "v1"
         return (m, true)

@@ -154,12 +154,16 @@ extension Engine {
         // snoozes, skips, expiries, shell events), removed once taken.
         "metrics.take": OpHandler(mutates: true, args: ["max"]) { (engine, uow, args) throws(EngineError) -> JSON in
             let max = Int(try args.optionalInt("max", min: 1, max: 1_000_000) ?? 10_000)
-            let events: [MetricEvent]
+            // After those an earlier take of the same batch took, and with the events earlier calls
+            // of the batch recorded (not committed yet).
+            let after = uow.metricsDeletedThrough ?? 0
+            var events: [MetricEvent]
             do {
-                events = try engine.store.metrics(limit: max)
+                events = try engine.store.metrics(after: after, limit: max)
             } catch {
                 throw EngineError.storeRead(error, "cannot read metrics")
             }
+            for e in uow.metrics where e.seq > after && events.count < max { events.append(e) }
             if let last = events.last { uow.metricsDeletedThrough = last.seq }
             return ["events": .array(events.map { .object($0.body) })]
         },
