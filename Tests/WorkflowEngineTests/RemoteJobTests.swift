@@ -490,11 +490,31 @@ final class DeletedWorkflowSubmitTests: XCTestCase {
         let cancels = h.effects("remote.cancel")
         XCTAssertEqual(cancels.map { $0["jobId"] }, ["job-late"])
         XCTAssertEqual(cancels.first?["workflowId"], .string(wf))
+        XCTAssertEqual(cancels.first?["nodeId"], "stylize1")
         // The provider's final status answers the cancel; a second report of the same job is unknown.
         h.call("job.update", ["jobId": "job-late", "status": "cancelled"])
         XCTAssertTrue(h.effects("remote.cancel").isEmpty)
         XCTAssertEqual(h.fail("job.submitted", ["runId": submit["runId"]!, "jobId": "job-late"]).code, "unknownRun",
                        "remembered once: the cancel is on its way")
+    }
+
+    func testAJobAcceptedForARunCancelledOrWaitingToRetryBeforeTheDeleteIsCancelledToo() throws {
+        let h = try Harness()
+        // Cancelled while its submit was in flight, then the workflow deleted.
+        let a = h.startOneRemote()
+        let submitA = h.effects("remote.submit")[0]
+        h.call("node.cancel", ["workflowId": .string(a), "nodeId": "stylize1"])
+        h.call("workflow.delete", ["workflowId": .string(a)])
+        XCTAssertEqual(h.call("job.submitted", ["runId": submitA["runId"]!, "jobId": "job-a"])["applied"], false)
+        XCTAssertEqual(h.effects("remote.cancel").map { $0["jobId"] }, ["job-a"])
+        // Waiting out a submit retry (the first attempt may still reach the provider), then deleted.
+        let b = h.create(h.register(template: Templates.oneRemote()))
+        h.call("workflow.runAllReady", ["workflowId": .string(b)])
+        let submitB = h.effects("remote.submit")[0]
+        h.call("job.transportError", ["runId": submitB["runId"]!, "httpStatus": 503])
+        h.call("workflow.delete", ["workflowId": .string(b)])
+        XCTAssertEqual(h.call("job.submitted", ["runId": submitB["runId"]!, "jobId": "job-b"])["applied"], false)
+        XCTAssertEqual(h.effects("remote.cancel").map { $0["jobId"] }, ["job-b"])
     }
 }
 

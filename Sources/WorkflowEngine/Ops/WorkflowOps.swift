@@ -90,13 +90,15 @@ extension Engine {
             let id = try args.string("workflowId")
             var wf = try uow.requireWorkflow(id)
             let executor = try uow.executor(for: wf)
+            // Every remote run a submit went out for and no job id came back: the host may still
+            // be sending it (a retry wait, a run cancelled meanwhile too), and a job the provider
+            // accepts for it then is cancelled (job.submitted).
             var submitting = uow.submitsOfDeletedWorkflows
+            for run in wf.runs where run.mode == .remote && run.jobId == nil && run.submitAttempts > 0 {
+                submitting[run.runId] = ["workflowId": .string(id), "nodeId": .string(run.nodeId)]
+            }
             for n in wf.nodes.indices {
                 let run = wf.run(wf.nodes[n].currentRunId)
-                if let run, run.status == .submitting {
-                    // The host may be sending the submit: a job accepted for it is cancelled then.
-                    submitting[run.runId] = .string(id)
-                }
                 if wf.nodes[n].state.isInFlight || (run.map { !$0.status.isTerminal } ?? false) {
                     try executor.cancel(&wf, n, because: NodeError(code: "workflowDeleted", message: "The workflow was deleted."))
                 }
