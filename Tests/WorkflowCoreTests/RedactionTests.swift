@@ -30,6 +30,14 @@ final class RedactionTests: XCTestCase {
         XCTAssertEqual(r("tel=415-555-0100,"), "tel=[phone],")
         XCTAssertEqual(r("key=value;mode=fast"), "key=value;mode=fast", "nothing personal: unchanged")
         XCTAssertEqual(r("t=2026-01-01T00:00:30.000Z"), "t=2026-01-01T00:00:30.000Z")
+        XCTAssertEqual(r("call:(415)555-0100"), "call:[phone]")
+        XCTAssertEqual(r("mobile=4155550100"), "mobile=[phone]", "named so")
+        // Digits joined to other text are usually ids, sizes, times or versions: kept.
+        for line in ["pid=123456789", "bytes=104857600", "ts=1712345678123", "ip=192.168.100.200",
+                     "version=2024.10.15.1234", "[12:00:00.123456789]", "https://x.com/items(123456789)",
+                     "deps=pkg@1.2.3,b@2.0.0", "job-123456789"] {
+            XCTAssertEqual(r(line), line)
+        }
     }
 
     func testPhoneNumbersWrittenAsOneWordBecomePhone() {

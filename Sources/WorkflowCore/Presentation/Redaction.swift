@@ -56,7 +56,7 @@ public enum Redaction {
         if looksLikeEmail(c) { return replaced("[email]") }
         if looksLikePhone(c) { return replaced("[phone]") }
         if let ext = fileExtension(lowerCore), mediaExtensions.contains(ext) { return replaced("[file]") }
-        if let pieces = redactJoinedPieces(c) { return replaced(pieces) }
+        if let pieces = redactJoinedPieces(c) { return redactHomeDirectories(replaced(pieces)) }
         return redactHomeDirectories(word)
     }
 
@@ -65,22 +65,27 @@ public enum Redaction {
     static let joiners: Set<Character> = [";", ",", "=", ":", "<", ">", "(", ")", "[", "]", "{", "}", "\"", "'", "|"]
 
     /// `word` with each e-mail address or phone number joined into it by ``joiners`` redacted;
-    /// nil when it has none.
+    /// nil when it has none. Joined to other text, a run of digits is far more often an id, a
+    /// size, a time or a version than a phone number: a piece counts as one only when written
+    /// as one (a leading `+`, or the grouping of a national number: `415-555-0100`), or named so
+    /// (`tel=…`, `phone:…`); an address needs a letter in its domain (`pkg@1.2.3` is a version).
     static func redactJoinedPieces(_ word: String) -> String? {
         guard word.contains(where: { joiners.contains($0) }) else { return nil }
         var out = ""
         var piece = ""
+        var previous = ""  // the piece before the last joiner: a key such as `tel`
         var changed = false
         func flush() {
-            if looksLikeEmail(piece) {
+            if looksLikeEmail(piece), piece.split(separator: "@").last?.contains(where: \.isLetter) == true {
                 out += "[email]"
                 changed = true
-            } else if looksLikePhone(piece) {
+            } else if looksLikePhone(piece), writtenAsPhone(piece) || namesPhone(previous) {
                 out += "[phone]"
                 changed = true
             } else {
                 out += piece
             }
+            previous = piece
             piece = ""
         }
         for ch in word {
@@ -154,6 +159,21 @@ public enum Redaction {
         let parts = w.split(separator: "@", omittingEmptySubsequences: false)
         guard parts.count == 2, !parts[0].isEmpty, parts[1].contains(".") else { return false }
         return !parts[1].hasPrefix(".") && !parts[1].hasSuffix(".")
+    }
+
+    /// A number written as a phone number: `+` and digits, or digits grouped as a national
+    /// number by `-`, spaces or parentheses (never dots alone: those are addresses and versions).
+    static func writtenAsPhone(_ w: String) -> Bool {
+        if w.hasPrefix("+") { return true }
+        let groups = w.split(whereSeparator: { "-() ".contains($0) }).map { $0.filter(\.isNumber).count }
+        guard groups.count >= 2, !w.contains(".") else { return false }
+        return groups == [3, 3, 4] || groups == [1, 3, 3, 4] || groups == [3, 4, 4] || groups == [4, 3, 4]
+    }
+
+    /// A key naming a phone number: `tel`, `phone`, `mobile`, `cell`, `fax` (any case, also `phone_number`).
+    static func namesPhone(_ key: String) -> Bool {
+        let k = key.lowercased()
+        return ["tel", "phone", "mobile", "cell", "fax"].contains { k == $0 || k.hasPrefix($0) }
     }
 
     /// One word of 9–15 digits written with `+-() .` only.
