@@ -537,6 +537,22 @@ final class LateToolClassTests: XCTestCase {
         XCTAssertEqual(h.take().map { $0["type"] }, ["remote.submit"])
     }
 
+    func testARunKeepsTheClassItWasCreatedWithAndTheCardShowsIt() throws {
+        let h = try Harness()
+        let t: JSON = ["schema": "app.workflow/v2", "name": "two",
+                       "nodes": [["id": "a", "kind": "Upscale", "outputs": ["image": "ImageRef"]],
+                                 ["id": "b", "kind": "Upscale", "outputs": ["image": "ImageRef"]]]]
+        let wf = h.create(h.register(template: t))
+        h.register(tool: "Upscale", outputs: ["image": "ImageRef"])  // local
+        h.call("node.run", ["workflowId": .string(wf), "nodeId": "a"])
+        XCTAssertEqual(h.state(wf, "a"), "runningLocal")
+        h.register(tool: "Upscale", outputs: ["image": "ImageRef"], remote: true)
+        XCTAssertEqual(h.node(wf, "a")["resourceClass"], "local", "its run is local")
+        XCTAssertEqual(h.node(wf, "b")["resourceClass"], "remote", "a new run would be remote")
+        let cards = h.call("workflow.detail", ["workflowId": .string(wf)])["cards"]!.arrayValue!
+        XCTAssertEqual(cards.map { $0["resourceClass"] }, ["local", "remote"])
+    }
+
     func testTheClassATemplateWritesIsKeptWhateverALaterToolSays() throws {
         let h = try Harness()
         let fixed: JSON = ["schema": "app.workflow/v2", "name": "fixed",

@@ -249,6 +249,19 @@ public struct Executor {
         return ctx.tool(i.kind)?.resourceClass ?? i.resourceClass
     }
 
+    /// The class a card shows: that of the run in flight or queued (its class was fixed when it
+    /// was created, and the queues count it so), else ``resourceClass(of:)``.
+    public func shownResourceClass(_ wf: Workflow, _ n: Int) -> ResourceClass {
+        if let run = wf.run(wf.nodes[n].currentRunId), !run.status.isTerminal {
+            switch run.mode {
+            case .remote: return .remote
+            case .local: return .local
+            case .interactive: break
+            }
+        }
+        return resourceClass(of: n)
+    }
+
     /// Creates a run for node `n` with frozen inputs and params. Interactive nodes file an await;
     /// others wait in their queue for a slot.
     @discardableResult

@@ -47,7 +47,7 @@ extension Executor {
         o.append(uniqueKey: "history", .array(wf.runs(of: node.nodeId).suffix(3).reversed().map(historyEntry)))
         o.append(uniqueKey: "awaitId", JSON(openAwait?.awaitId))
         o.append(uniqueKey: "interactive", .bool(t.isInteractive))
-        o.append(uniqueKey: "resourceClass", .string(resourceClass(of: n).rawValue))
+        o.append(uniqueKey: "resourceClass", .string(shownResourceClass(wf, n).rawValue))
         o.append(uniqueKey: "attempts", JSON(node.attempts))
         o.append(uniqueKey: "updatedAt", JSON(node.updatedAt))
         return .object(o)

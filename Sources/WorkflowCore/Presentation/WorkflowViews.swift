@@ -46,7 +46,7 @@ extension Executor {
             .map { ($0.key, JSON.string($0.value)) }))
         if let e = node.lastError { o["lastError"] = e.json }
         o["attempts"] = JSON(node.attempts)
-        o["resourceClass"] = .string(resourceClass(of: n).rawValue)
+        o["resourceClass"] = .string(shownResourceClass(wf, n).rawValue)
         o["interactive"] = .bool(t.isInteractive)
         if let a = wf.awaits.last(where: { $0.nodeId == node.nodeId && $0.isOpen }) { o["awaitId"] = .string(a.awaitId) }
         if node.state == .blocked || node.state == .ready, case let .blocked(_, missing, _) = try gate(wf, n),
