@@ -135,6 +135,13 @@ final class UnitOfWork {
         tools.index(forKey: kind) != nil || state.tools.index(forKey: kind) != nil
     }
 
+    /// The class of the tool of `kind`, without copying its spec.
+    func toolClass(_ kind: String) -> ResourceClass? {
+        if !tools.isEmpty, let i = tools.index(forKey: kind) { return tools.values[i].spec.resourceClass }  // staged: rare
+        if let i = state.tools.index(forKey: kind) { return state.tools.values[i].spec.resourceClass }
+        return nil
+    }
+
     var allTools: [String: ToolSpec] {
         var all = state.tools.mapValues(\.spec)
         for (k, t) in tools { all[k] = t.spec }

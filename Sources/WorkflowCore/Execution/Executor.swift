@@ -246,7 +246,7 @@ public struct Executor {
     public func resourceClass(of n: Int) -> ResourceClass {
         let i = graph.info[n]
         if i.classFixed { return i.resourceClass }
-        return ctx.tool(i.kind)?.resourceClass ?? i.resourceClass
+        return ctx.toolClass(i.kind) ?? i.resourceClass
     }
 
     /// The class a card shows: that of the run in flight or queued (its class was fixed when it

@@ -21,6 +21,8 @@ public protocol RulesContext: AnyObject {
     func tool(_ kind: String) -> ToolSpec?
     /// Whether a tool of `kind` is registered (gating asks this of every node it gates).
     func hasTool(_ kind: String) -> Bool
+    /// The class of the tool of `kind`, if one is registered (every run created asks this).
+    func toolClass(_ kind: String) -> ResourceClass?
     func providerDefaults(_ kind: String) -> JSONObject?
     func asset(_ id: String) throws(EngineError) -> Asset?
     func putAsset(_ asset: Asset)
@@ -47,4 +49,5 @@ public protocol RulesContext: AnyObject {
 
 extension RulesContext {
     public func hasTool(_ kind: String) -> Bool { tool(kind) != nil }
+    public func toolClass(_ kind: String) -> ResourceClass? { tool(kind)?.resourceClass }
 }

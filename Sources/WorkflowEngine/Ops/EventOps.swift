@@ -106,7 +106,7 @@ extension Engine {
             uow.setOnline(online)
             // Templates with a remote node: fixed so, or taking the class of a tool now remote.
             try engine.reconcileActive(uow) { graph in
-                graph.info.contains { $0.resourceClass == .remote || (!$0.classFixed && uow.tool($0.kind)?.resourceClass == .remote) }
+                graph.info.contains { $0.resourceClass == .remote || (!$0.classFixed && uow.toolClass($0.kind) == .remote) }
             }
             if online {
                 // Held while offline: due submit retries and downloads go now, and polls skipped
