@@ -122,8 +122,9 @@ extension Executor {
         let t = graph.info[n]
         var inputs: [String: String] = [:]
         var waiting: [(port: String, phrase: String)] = []
-        // Required ports with no asset, in port order: those waited for and those an upstream
-        // failure, cancel or skip leaves empty (`notReady`'s `details.missing`).
+        // Ports that hold the node with no asset, in port order (`notReady`'s `details.missing`):
+        // those waited for, and required ones an upstream failure, cancel or skip leaves empty
+        // (under fail-fast, optional ones a failure leaves empty too).
         var missing: [String] = []
         var upstreamProblem: BlockedReason?
         var failFast: Bool { template.options.errorPolicy == .failFast }
