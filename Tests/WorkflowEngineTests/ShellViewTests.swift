@@ -147,6 +147,18 @@ final class WorkflowListTests: XCTestCase {
         XCTAssertEqual(h.fail("workflow.get", ["workflowId": dup]).status, .notFound)
     }
 
+    func testSearchFindsATitleWhetherItsAccentsAreComposedOrNot() throws {
+        let h = try Harness()
+        Templates.registerTextTools(h)
+        let tpl = h.register(template: Templates.chain)
+        let composed = h.create(tpl, ["title": "Caf\u{E9} menu"])
+        let decomposed = h.create(tpl, ["title": "Cafe\u{301} photos"])
+        for query in ["caf\u{E9}", "cafe\u{301}"] {
+            let ids = h.call("workflow.list", ["search": .string(query)])["rows"]?.arrayValue?.compactMap { $0["workflowId"]?.stringValue }
+            XCTAssertEqual(Set(ids ?? []), [composed, decomposed], query.unicodeScalars.map { String($0.value, radix: 16) }.joined(separator: " "))
+        }
+    }
+
     func testSortByNameIsAlphabeticalWithCaseAndAccentsFolded() throws {
         let h = try Harness()
         Templates.registerTextTools(h)

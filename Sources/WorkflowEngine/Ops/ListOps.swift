@@ -11,7 +11,17 @@ extension Engine {
         let includeArchived = try args.optionalBool("includeArchived") ?? false
         let limit = Int(try args.optionalInt("limit", min: 1, max: 1_000_000) ?? 1_000_000)
         var rows: [WorkflowSummary] = []
-        let needle = Array((search ?? "").utf8)
+        // Text is searched by its bytes; a title or a query with accents may be written composed
+        // (é) or decomposed (e + ◌́): both spellings of the query are looked for.
+        var needles = [Array((search ?? "").utf8)]
+        if let search, search.utf8.contains(where: { $0 >= 0x80 }) {
+            for form in [search.precomposedStringWithCanonicalMapping, search.decomposedStringWithCanonicalMapping] {
+                let bytes = Array(form.utf8)
+                if !needles.contains(bytes) { needles.append(bytes) }
+            }
+        }
+        let needle = needles[0]
+        func found(_ text: String) -> Bool { needles.contains { TextSearch.contains(text, $0) } }
         var templateMatches: [String: Bool] = [:]
         for s in try currentSummaries(engine, uow) {
             if s.archived && !includeArchived { continue }
@@ -21,12 +31,12 @@ extension Engine {
             case "failed": if s.status != .failed { continue }
             default: break
             }
-            if !needle.isEmpty, !TextSearch.contains(s.searchText, needle) {
+            if !needle.isEmpty, !found(s.searchText) {
                 // Node titles and ids come from the template: decide once per template.
                 let inTemplate = templateMatches[s.templateId] ?? {
-                    let found = uow.template(s.templateId).map { TextSearch.contains($0.searchText, needle) } ?? false
-                    templateMatches[s.templateId] = found
-                    return found
+                    let hit = uow.template(s.templateId).map { found($0.searchText) } ?? false
+                    templateMatches[s.templateId] = hit
+                    return hit
                 }()
                 if !inTemplate { continue }
             }
