@@ -190,6 +190,10 @@ final class TemplateValidationTests: XCTestCase {
         XCTAssertEqual(ISODuration.milliseconds("P2W"), 14 * 86_400_000)
         XCTAssertEqual(ISODuration.milliseconds("PT1H0,5M"), 3_630_000, "a comma is a decimal sign too")
         XCTAssertEqual(ISODuration.milliseconds("PT0S"), 0, "zero is a duration; the template refuses it")
+        // As versions before 2026-11-25 read them, for templates a store kept from them.
+        XCTAssertEqual(ISODuration.milliseconds("pt.5s", lenient: true), 500)
+        XCTAssertEqual(ISODuration.milliseconds("PT1.5H30M", lenient: true), 7_200_000)
+        XCTAssertNil(ISODuration.milliseconds("P1M", lenient: true))
         for bad in ["24h", "P1M", "P1Y", "PT", "P", "PT1H2D", "P1DT", "-PT1H", "",
                     "pt24h", "PT1.5H30M", "PT.5S", "PT5.S", "PT1..5S", "PT1.5.5S", "P1D1D"] {
             XCTAssertNil(ISODuration.milliseconds(bad), bad)

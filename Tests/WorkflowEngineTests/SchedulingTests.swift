@@ -422,7 +422,9 @@ final class CancelTests: XCTestCase {
 }
 
 final class DownloadTests: XCTestCase {
-    func testSucceededJobsOutputsAreDownloadedPerPortThenTheNodeSucceeds() throws {
+    /// A remote node with two outputs (`image`, `depth`), its job reported succeeded with a URL
+    /// for each: two downloads pending. Returns the harness, the workflow and the run.
+    private func pairJobSucceeded() throws -> (Harness, String, JSON) {
         let h = try Harness()
         h.register(tool: "Pair", outputs: ["image": "ImageRef", "depth": "DepthRef"], remote: true)
         let t: JSON = ["schema": "app.workflow/v2", "name": "pair",
@@ -434,6 +436,11 @@ final class DownloadTests: XCTestCase {
         h.call("job.submitted", ["runId": runId, "jobId": "job-1"])
         h.call("job.update", ["jobId": "job-1", "status": "succeeded",
                               "outputs": ["image": ["url": "https://cdn/i.png"], "depth": ["url": "https://cdn/d.exr"]]])
+        return (h, wf, runId)
+    }
+
+    func testSucceededJobsOutputsAreDownloadedPerPortThenTheNodeSucceeds() throws {
+        let (h, wf, runId) = try pairJobSucceeded()
         XCTAssertEqual(h.state(wf, "p"), "downloading")
         let downloads = h.effects("remote.download")
         XCTAssertEqual(downloads.map { $0["port"] }, ["depth", "image"])
@@ -453,17 +460,7 @@ final class DownloadTests: XCTestCase {
     }
 
     func testADownloadThatSucceedsWhileAnotherWaitsOutATransportErrorLeavesThatRetryInPlace() throws {
-        let h = try Harness()
-        h.register(tool: "Pair", outputs: ["image": "ImageRef", "depth": "DepthRef"], remote: true)
-        let t: JSON = ["schema": "app.workflow/v2", "name": "pair",
-                       "nodes": [["id": "p", "kind": "Pair", "outputs": ["image": "ImageRef", "depth": "DepthRef"],
-                                  "resources": ["class": "remote"]]], "edges": []]
-        let wf = h.create(h.register(template: t))
-        h.call("node.run", ["workflowId": .string(wf), "nodeId": "p"])
-        let runId = h.effects("remote.submit")[0]["runId"]!
-        h.call("job.submitted", ["runId": runId, "jobId": "job-1"])
-        h.call("job.update", ["jobId": "job-1", "status": "succeeded",
-                              "outputs": ["image": ["url": "https://cdn/i.png"], "depth": ["url": "https://cdn/d.exr"]]])
+        let (h, wf, runId) = try pairJobSucceeded()
         XCTAssertEqual(h.effects("remote.download").count, 2)
         // Both downloads fail in transit; the host then delivers one of them anyway.
         h.call("job.transportError", ["runId": runId, "httpStatus": 503])

@@ -72,7 +72,7 @@ final class TaintTests: XCTestCase {
         return h.create(h.register(template: t))
     }
 
-    /// Runs `node` and answers its local run with `outputs`, or fails it.
+    /// Runs `node` and answers its local run with `outputs`, or fails it (`E1`).
     private func runLocal(_ h: Harness, _ wf: String, _ node: String, outputs: JSONObject? = nil) {
         h.call("node.run", ["workflowId": .string(wf), "nodeId": .string(node)])
         let e = h.effects("local.run").first { $0["nodeId"] == .string(node) }!
@@ -105,9 +105,7 @@ final class TaintTests: XCTestCase {
     func testAnOptionalInputWhoseProducersToolIsNotInstalledDoesNotHoldItsConsumer() throws {
         let h = try Harness()
         let wf = blendWorkflow(h, pKind: "NotInstalled")
-        h.call("node.run", ["workflowId": .string(wf), "nodeId": "a"])
-        let e = h.effects("local.run")[0]
-        h.call("local.completed", ["runId": e["runId"]!, "outputs": ["image": ["type": "ImageRef", "uri": "file:///a"]]])
+        runLocal(h, wf, "a", outputs: ["image": ["type": "ImageRef", "uri": "file:///a"]])
         XCTAssertEqual(h.node(wf, "p")["blockedReason"]?["code"], "toolNotInstalled")
         XCTAssertEqual(h.state(wf, "c"), "ready", "the mask is optional and cannot come")
         h.call("node.run", ["workflowId": .string(wf), "nodeId": "c"])
@@ -117,14 +115,10 @@ final class TaintTests: XCTestCase {
     func testAnOptionalInputWhoseProducerFailedIsLeftOutNotAnUpstreamFailure() throws {
         let h = try Harness()
         let wf = blendWorkflow(h, pKind: "Msk")
-        h.call("node.run", ["workflowId": .string(wf), "nodeId": "p"])
-        let pRun = h.effects("local.run")[0]
-        h.call("local.completed", ["runId": pRun["runId"]!, "error": ["code": "E1", "message": "broken"]])
+        runLocal(h, wf, "p")
         XCTAssertEqual(h.state(wf, "c"), "blocked")
         XCTAssertEqual(h.node(wf, "c")["blockedReason"]?["code"], "waitingForInput", "waits for its required image only")
-        h.call("node.run", ["workflowId": .string(wf), "nodeId": "a"])
-        let aRun = h.effects("local.run")[0]
-        h.call("local.completed", ["runId": aRun["runId"]!, "outputs": ["image": ["type": "ImageRef", "uri": "file:///a"]]])
+        runLocal(h, wf, "a", outputs: ["image": ["type": "ImageRef", "uri": "file:///a"]])
         XCTAssertEqual(h.state(wf, "c"), "ready")
     }
 
@@ -132,9 +126,7 @@ final class TaintTests: XCTestCase {
         let h = try Harness()
         Templates.registerTextTools(h)
         let wf = h.create(h.register(template: fourChain))
-        h.call("node.run", ["workflowId": .string(wf), "nodeId": "A"])
-        let e = h.effects("local.run")[0]
-        h.call("local.completed", ["runId": e["runId"]!, "error": ["code": "E1", "message": "broken"]])
+        runLocal(h, wf, "A")  // fails
         let refused = h.fail("node.run", ["workflowId": .string(wf), "nodeId": "B"])
         XCTAssertEqual(refused.code, "notReady")
         XCTAssertEqual(refused.details["missing"], ["text"])

@@ -18,7 +18,7 @@ public struct Executor {
     /// sign for `K`) names none, as in templates.
     public func nodeIndex(_ wf: Workflow, _ nodeId: String) -> Int? {
         if let n = graph.index[nodeId], n < wf.nodes.count, wf.nodes[n].nodeId.hasSameBytes(as: nodeId) { return n }
-        return wf.nodes.firstIndex { $0.nodeId.hasSameBytes(as: nodeId) }
+        return wf.nodeIndex(nodeId)
     }
 
     // MARK: Creating

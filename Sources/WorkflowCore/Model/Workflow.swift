@@ -178,7 +178,9 @@ public struct Workflow: Sendable, Equatable {
             || (a.sameOwnFields(as: b) && a.nodes == b.nodes && a.runs == b.runs && a.awaits == b.awaits)
     }
 
-    public func nodeIndex(_ nodeId: String) -> Int? { nodes.firstIndex { $0.nodeId == nodeId } }
+    /// The node whose id has exactly `nodeId`'s bytes (another spelling of the same text, as the
+    /// Kelvin sign for `K`, names no node).
+    public func nodeIndex(_ nodeId: String) -> Int? { nodes.firstIndex { $0.nodeId.hasSameBytes(as: nodeId) } }
 
     public func runIndex(_ runId: String) -> Int? {
         // Recent runs are the ones events name; search from the end.

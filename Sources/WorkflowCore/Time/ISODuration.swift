@@ -12,8 +12,7 @@ public enum ISODuration {
     /// from them: designators in any case, and a number of digits, `.` and `,` in any order
     /// (`PT.5S`, `PT1.5H30M`).
     public static func milliseconds(_ text: String, lenient: Bool = false) -> Int64? {
-        if lenient { return earlierMilliseconds(text) }
-        var chars = Array(text.unicodeScalars)
+        var chars = Array((lenient ? text.uppercased() : text).unicodeScalars)
         guard chars.first == "P", chars.count >= 3 else { return nil }
         chars.removeFirst()
         var total = 0.0
@@ -34,12 +33,14 @@ public enum ISODuration {
                 continue
             }
             if c == "." || c == "," {
-                guard !number.isEmpty, !fractional else { return nil }  // digits before the separator
+                // Strict: digits before the separator, and one separator.
+                guard lenient || (!number.isEmpty && !fractional) else { return nil }
                 fractional = true
                 number.unicodeScalars.append(".")
                 continue
             }
-            guard !number.isEmpty, number.last != ".", !sawFraction,  // digits after the separator
+            // Strict: digits after the separator, and no component after a fraction.
+            guard !number.isEmpty, lenient || (number.last != "." && !sawFraction),
                   let value = Double(number), value.isFinite
             else { return nil }
             let unit: Double
@@ -62,48 +63,6 @@ public enum ISODuration {
         }
         guard number.isEmpty, sawComponent, total < 1e13 else { return nil }
         if inTime && lastRank < 2 { return nil }  // "P1DT" with nothing after T
-        return Int64((total * 1000).rounded())
-    }
-
-    /// The reading of versions before 2026-11-25 (``milliseconds(_:lenient:)``).
-    static func earlierMilliseconds(_ text: String) -> Int64? {
-        var chars = Array(text.uppercased().unicodeScalars)
-        guard chars.first == "P", chars.count >= 3 else { return nil }
-        chars.removeFirst()
-        var total = 0.0
-        var inTime = false
-        var number = ""
-        var sawComponent = false
-        var lastRank = -1
-        for c in chars {
-            if c == "T" {
-                guard !inTime, number.isEmpty else { return nil }
-                inTime = true
-                continue
-            }
-            if ("0"..."9").contains(c) || c == "." || c == "," {
-                number.unicodeScalars.append(c == "," ? "." : c)
-                continue
-            }
-            guard !number.isEmpty, let value = Double(number), value.isFinite, value >= 0 else { return nil }
-            let unit: Double
-            let rank: Int
-            switch (c, inTime) {
-            case ("W", false): unit = 7 * 86_400; rank = 0
-            case ("D", false): unit = 86_400; rank = 1
-            case ("H", true): unit = 3600; rank = 2
-            case ("M", true): unit = 60; rank = 3
-            case ("S", true): unit = 1; rank = 4
-            default: return nil
-            }
-            guard rank > lastRank else { return nil }
-            lastRank = rank
-            total += value * unit
-            number = ""
-            sawComponent = true
-        }
-        guard number.isEmpty, sawComponent, total < 1e13 else { return nil }
-        if inTime && lastRank < 2 { return nil }
         return Int64((total * 1000).rounded())
     }
 }
