@@ -112,6 +112,51 @@ final class TaintTests: XCTestCase {
         XCTAssertEqual(h.effects("local.run").first?["inputs"]?.objectValue?.keys.sorted(), ["image"])
     }
 
+    /// c takes `image` (required, from a) and `mask` (optional, from q); q needs `mask` from p,
+    /// whose tool is not installed, and `image` from r.
+    private func chainBelowAMissingTool(_ h: Harness) -> String {
+        h.register(tool: "Img", outputs: ["image": "ImageRef"])
+        h.register(tool: "Refine", inputs: ["mask": "MaskRef", "image": "ImageRef"], outputs: ["mask": "MaskRef"])
+        h.register(tool: "Blend", inputs: ["image": "ImageRef", "mask": ["type": "MaskRef", "optional": true]],
+                   outputs: ["image": "ImageRef"])
+        let t: JSON = ["schema": "app.workflow/v2", "name": "chain",
+                       "nodes": [["id": "a", "kind": "Img", "outputs": ["image": "ImageRef"]],
+                                 ["id": "r", "kind": "Img", "outputs": ["image": "ImageRef"]],
+                                 ["id": "p", "kind": "NotInstalled", "outputs": ["mask": "MaskRef"]],
+                                 ["id": "q", "kind": "Refine", "inputs": ["mask": "MaskRef", "image": "ImageRef"],
+                                  "outputs": ["mask": "MaskRef"]],
+                                 ["id": "c", "kind": "Blend", "inputs": ["image": "ImageRef", "mask": ["type": "MaskRef", "optional": true]],
+                                  "outputs": ["image": "ImageRef"]]],
+                       "edges": [["from": ["a", "image"], "to": ["c", "image"]], ["from": ["p", "mask"], "to": ["q", "mask"]],
+                                 ["from": ["r", "image"], "to": ["q", "image"]], ["from": ["q", "mask"], "to": ["c", "mask"]]],
+                       "options": ["errorPolicy": "isolate-node"]]
+        return h.create(h.register(template: t))
+    }
+
+    func testAnOptionalInputDoesNotWaitForAChainBelowAMissingTool() throws {
+        let h = try Harness()
+        let wf = chainBelowAMissingTool(h)
+        runLocal(h, wf, "a", outputs: ["image": ["type": "ImageRef", "uri": "file:///a"]])
+        XCTAssertEqual(h.state(wf, "c"), "blocked", "q also waits for r, which can still run: the mask may come")
+        runLocal(h, wf, "r", outputs: ["image": ["type": "ImageRef", "uri": "file:///r"]])
+        XCTAssertEqual(h.node(wf, "q")["blockedReason"]?["message"], "Waiting for mask from 'p'")
+        XCTAssertEqual(h.state(wf, "c"), "ready", "q now waits only for p, whose tool is not installed")
+        h.call("node.run", ["workflowId": .string(wf), "nodeId": "c"])
+        XCTAssertEqual(h.effects("local.run").first?["inputs"]?.objectValue?.keys.sorted(), ["image"])
+    }
+
+    func testAnOptionalInputWaitsAgainForAChainWhoseToolIsInstalled() throws {
+        let h = try Harness()
+        let wf = chainBelowAMissingTool(h)
+        runLocal(h, wf, "r", outputs: ["image": ["type": "ImageRef", "uri": "file:///r"]])
+        runLocal(h, wf, "a", outputs: ["image": ["type": "ImageRef", "uri": "file:///a"]])
+        XCTAssertEqual(h.state(wf, "c"), "ready")
+        h.register(tool: "NotInstalled", outputs: ["mask": "MaskRef"])
+        XCTAssertEqual(h.state(wf, "p"), "ready")
+        XCTAssertEqual(h.state(wf, "c"), "blocked", "the mask can come now, as when p's own tool is installed")
+        XCTAssertEqual(h.node(wf, "c")["blockedReason"]?["message"], "Waiting for mask from 'q'")
+    }
+
     func testAnOptionalInputWhoseProducerFailedIsLeftOutNotAnUpstreamFailure() throws {
         let h = try Harness()
         let wf = blendWorkflow(h, pKind: "Msk")

@@ -107,12 +107,14 @@ public struct Executor {
         for m in graph.order {
             if moved[m] || graph.predecessors[m].contains(where: { moved[$0] }) {
                 // What gating a consumer reads of its producer, compared before and after: its
-                // state, outputs and error code (its taint is compared below). Not its blocked
-                // message: a consumer waiting on it waits the same way whatever the message says.
-                let before = (wf.nodes[m].state, wf.nodes[m].outputs, wf.nodes[m].lastError?.code)
+                // state, outputs and error code (its taint is compared below), and while blocked
+                // its reason's code and the ports it waits for (whether it can produce on its
+                // own, ``cannotProduceOnItsOwn(_:_:)``). Not its blocked message: a consumer
+                // waiting on it waits the same way whatever the message says.
+                let before = (wf.nodes[m].state, wf.nodes[m].outputs, wf.nodes[m].lastError?.code, blockedWaits(wf, m))
                 try reconcileNode(&wf, m, taints: taints)
                 if wf.nodes[m].state != before.0 || wf.nodes[m].outputs != before.1
-                    || wf.nodes[m].lastError?.code != before.2
+                    || wf.nodes[m].lastError?.code != before.2 || blockedWaits(wf, m) != before.3
                 {
                     moved[m] = true
                 }
@@ -128,6 +130,17 @@ public struct Executor {
         try reconcile(&full)
         assert(full == wf, "the incremental reconcile after a change to '\(wf.nodes[n].nodeId)' missed what the full one does")
         #endif
+    }
+
+    /// A blocked node's reason code and the ports it waits for; nil for a node that is not blocked.
+    private func blockedWaits(_ wf: Workflow, _ n: Int) -> BlockedWaits? {
+        guard wf.nodes[n].state == .blocked, let reason = wf.nodes[n].blockedReason else { return nil }
+        return BlockedWaits(code: reason.code, missing: reason.details["missing"])
+    }
+
+    private struct BlockedWaits: Equatable {
+        let code: String
+        let missing: JSON?
     }
 
     /// One node's step of the reconcile, its producers' taints known.

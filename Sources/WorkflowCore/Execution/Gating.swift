@@ -188,9 +188,8 @@ extension Executor {
                             code: BlockedReason.upstreamFailed, message: "Upstream '\(pid)' \(what).",
                             details: ["upstream": .string(pid), "what": .string(what), "port": .string(port.name)])
                     }
-                case .blocked where port.optional
-                    && wf.nodes[producer.node].blockedReason?.code == BlockedReason.toolNotInstalled:
-                    // Nothing comes until someone installs the tool: an optional input goes without.
+                case .blocked where port.optional && cannotProduceOnItsOwn(wf, producer.node):
+                    // Nothing comes until someone installs a tool: an optional input goes without.
                     continue
                 default:
                     waiting.append((port.name, "\(port.name) from '\(pid)'"))
@@ -231,6 +230,28 @@ extension Executor {
             return .blocked(BlockedReason(code: BlockedReason.offline, message: "Offline"), missing: [], resolved: inputs)
         }
         return .ready(inputs: inputs)
+    }
+
+    /// Whether blocked node `n` can bring no output until someone installs a tool: its own tool is
+    /// not installed, or every port it waits for comes from a node that cannot produce either (a
+    /// chain below a missing tool). A port waiting for a binding, a selection, or a stale upstream
+    /// to run again is something on its way or asked of a person, so it does not count. Walked up
+    /// the graph without recursion, only when an optional input's producer is blocked.
+    func cannotProduceOnItsOwn(_ wf: Workflow, _ n: Int) -> Bool {
+        var pending = [n]
+        var seen: Set<Int> = [n]
+        while let m = pending.popLast() {
+            guard wf.nodes[m].state == .blocked, let reason = wf.nodes[m].blockedReason else { return false }
+            if reason.code == BlockedReason.toolNotInstalled { continue }
+            guard reason.code == BlockedReason.waitingForInput, reason.details["staleUpstream"] == nil,
+                  let ports = reason.details["missing"]?.arrayValue, !ports.isEmpty else { return false }
+            for port in ports {
+                guard let name = port.stringValue, wf.nodes[m].inputSelections[name] == nil,
+                      let producer = graph.producers[m][name] else { return false }
+                if seen.insert(producer.node).inserted { pending.append(producer.node) }
+            }
+        }
+        return true
     }
 
     func validAsset(_ id: String, type: String) throws(EngineError) -> Bool {
