@@ -428,6 +428,7 @@ static int errors_have_code(const json_t *errors, const char *code) {
     return 0;
 }
 
+/* TEST PLAN §2.1: a cycle A→B→A is cycleDetected with the path in the message, through the C ABI. */
 static void test_template_cycle(void) {
     wf_engine *engine = open_manual_engine();
     json_t *result = SENTINEL_JSON;
@@ -578,6 +579,7 @@ static char *file_one_await(wf_engine *engine) {
     return copy;
 }
 
+/* TEST PLAN §10 Pass/Fail "no duplicate editors": a second claimant is WF_ECONFLICT alreadyClaimed. */
 static void test_conflict_await_claimed(void) {
     wf_engine *engine = open_manual_engine();
     char *await_id = file_one_await(engine);

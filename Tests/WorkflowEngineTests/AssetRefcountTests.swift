@@ -158,6 +158,8 @@ final class AssetRefcountTests: XCTestCase {
 
     // MARK: Logs
 
+    /// TEST PLAN §1.3: an asset whose `metaJSON` lacks `providerSchema` is saved with a warning
+    /// logged and the default `"providerSchema": "v1"`.
     func testAssetMetaWithoutProviderSchemaLogsAWarningNamingTheAssetById() throws {
         let capture = LogCapture()
         let engine = try capture.engine(level: .warning)
@@ -177,6 +179,7 @@ final class AssetRefcountTests: XCTestCase {
         XCTAssertNotEqual(versioned["assetId"], bare["assetId"])
     }
 
+    /// TEST PLAN §1.3 for a tool's output, and "no partial commit on failure".
     func testAnOutputWithoutProviderSchemaLogsAWarningAndAFailedCallLogsNothing() throws {
         let capture = LogCapture()
         let engine = try capture.engine(level: .warning)

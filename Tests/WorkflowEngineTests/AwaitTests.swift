@@ -509,8 +509,9 @@ final class DeepLinkTests: XCTestCase {
         XCTAssertEqual(h.fail("deeplink.parse", ["url": .string("app://workflow/\(wf)//")]).details["reason"], "malformed")
     }
 
-    /// TEST PLAN §10 (app killed, push tapped: rehydrated, same behaviour) and §0 (tapping an
-    /// await in the Action Center navigates to its workflow and node, without claiming it).
+    /// TEST PLAN §10 (app killed, push tapped: rehydrated, same behaviour), §0 (tapping an
+    /// await in the Action Center navigates to its workflow and node) and §6.3 (Open navigates to
+    /// the node; the editor does not auto-open: nothing is claimed).
     func testColdStartRehydratesAndTheLinkStillResolves() throws {
         let h = try Harness(file: true)
         let (wf, id) = maskAwaiting(h)

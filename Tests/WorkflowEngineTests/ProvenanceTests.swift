@@ -395,7 +395,9 @@ final class ProvenanceTests: XCTestCase {
         XCTAssertEqual(h.call("node.history", ["workflowId": .string(wf), "nodeId": "C", "limit": 1])["runs"]?.arrayValue?.count, 1)
     }
 
-    func testAssetMetaWithoutProviderSchemaIsStoredAsV1WithAWarning() throws {
+    /// TEST PLAN §1.3, the stored record: the default `"providerSchema": "v1"`. The warning it
+    /// logs: AssetRefcountTests.testAssetMetaWithoutProviderSchemaLogsAWarningNamingTheAssetById.
+    func testAssetMetaWithoutProviderSchemaIsStoredAsV1() throws {
         let h = try Harness()
         let a = h.call("asset.import", ["type": "ImageRef", "uri": "file:///p.png", "meta": ["width": 10]])
         XCTAssertEqual(a["meta"], ["width": 10, "providerSchema": "v1"])

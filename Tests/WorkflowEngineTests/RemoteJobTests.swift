@@ -566,7 +566,8 @@ final class LateToolClassTests: XCTestCase {
     }
 }
 
-/// Pausing polling stops polls: also one the host had taken, after a reopen.
+/// Pausing polling stops polls: also one the host had taken, after a reopen (TEST PLAN §3.3:
+/// after a relaunch polling resumes only if enabled; §7.3).
 final class PausedPollingTests: XCTestCase {
     func testAPollTakenBeforeThePauseIsNotHandedOutAgainAfterAReopen() throws {
         let h = try Harness(file: true)

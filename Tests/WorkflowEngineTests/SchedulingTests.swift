@@ -338,7 +338,9 @@ final class OfflineTests: XCTestCase {
     }
 }
 
-/// TEST PLAN §7: "Pause polling changes only status checks (does not stop jobs)".
+/// TEST PLAN §7.3: Pause polling stops polling and the job continues remotely (Appendix B §9:
+/// "Pause polling changes only status checks (does not stop jobs)"); and §3.3: after a relaunch,
+/// polling resumes if enabled.
 final class PollingPauseTests: XCTestCase {
     func testPausingStopsPollsOnlyAndResumingPollsAtOnce() throws {
         let h = try Harness()

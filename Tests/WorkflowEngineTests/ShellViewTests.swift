@@ -9,8 +9,8 @@ private func card(_ h: Harness, _ wf: String, _ nodeId: String) -> JSON {
     return cards.first { $0["nodeId"]?.stringValue == nodeId } ?? .null
 }
 
-/// TEST PLAN §7 (ToolCards render per the state table) and steps 12–13 of the implementation
-/// plan (screens render from persisted state).
+/// TEST PLAN §7 (ToolCards render per the state table), 003 step 3 (`RehydrationRenderTests`:
+/// cards render the same from persisted state) and steps 12–13 of the implementation plan.
 final class ToolCardTests: XCTestCase {
     func testCardsRenderTheStateTable() throws {
         let h = try Harness(file: true)
@@ -112,7 +112,8 @@ final class ToolCardTests: XCTestCase {
     }
 }
 
-/// The Workflows list: search, filter, sort, archived, rows.
+/// The Workflows list: search, filter, sort, archived, rows (003 step 12: list search, filter
+/// and sort; 000 §7.1 and Appendix B).
 final class WorkflowListTests: XCTestCase {
     func testSearchFilterSortArchivedAndRows() throws {
         let h = try Harness()

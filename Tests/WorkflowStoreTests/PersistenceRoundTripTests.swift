@@ -114,6 +114,7 @@ final class PersistenceRoundTripTests: XCTestCase {
         XCTAssertEqual(snapshot.templates.count, 1)
     }
 
+    /// 003 step 5, `AwaitUniquenessTests`: one await per (workflow, node, run), in the store too.
     func testTheUniqueAwaitKeyIsEnforcedByTheStoreToo() throws {
         let store = try SQLiteStore(path: ":memory:")
         var rng = SplitMix64(seed: 4)

@@ -24,6 +24,10 @@
  * job id and is polled again, and a local run that was cut short comes back
  * failed ("interrupted"), which this host retries (node.retry).
  *
+ * (003 step 2's manual check, the text sample run to the end, and step 3's
+ * DoD, "kill app mid-run and re-launch": ctest example.text_pipeline and
+ * example.text_pipeline_resume run it both ways.)
+ *
  * Every node state change is printed as it happens, with the engine time:
  *
  *   [00:00:30] speak1   queuedRemote → runningRemote  (42%)

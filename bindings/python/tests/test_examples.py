@@ -86,6 +86,8 @@ def test_the_example_exits_0_and_reports_the_sample_valid(example_run: subproces
 def test_the_example_reports_the_broken_variants_type_mismatch_and_cycle(
     example_run: subprocess.CompletedProcess[str],
 ) -> None:
+    """TEST PLAN §2.1 (cycleDetected with the path) and §2.2 (portTypeMismatch with node and port
+    ids), through the example's own Python."""
     report = parse_report(example_run.stdout)
     broken = report["broken variant"]
     assert broken["valid"] is False, example_run.stdout
