@@ -48,7 +48,7 @@ final class AwaitUniquenessTests: XCTestCase {
         XCTAssertEqual(h.call("asset.get", ["assetId": h.node(wf, "mask1")["outputs"]!["mask"]!])["type"], "MaskRef")
     }
 
-    func testAnOpenRequestWhoseOptionalInputIsGoneIsAskedAgainWithoutIt() throws {
+    func testAnOpenRequestStandsWhenItsOptionalInputBecomesUnavailable() throws {
         let h = try Harness()
         h.register(tool: "Img", outputs: ["image": "ImageRef"])
         h.register(tool: "Hint", outputs: ["hint": "MaskRef"])
@@ -68,15 +68,16 @@ final class AwaitUniquenessTests: XCTestCase {
         }
         let first = h.node(wf, "mask1")["awaitId"]!
         XCTAssertEqual(h.state(wf, "mask1"), "awaitingUser")
+        h.call("await.claim", ["awaitId": first, "claimant": "alice"])
         h.call("node.run", ["workflowId": .string(wf), "nodeId": "p"])
         let e = h.effects("local.run")[0]
         h.call("local.completed", ["runId": e["runId"]!, "error": ["code": "E1", "message": "broken"]])
-        XCTAssertEqual(h.call("await.get", ["awaitId": first])["resolution"], "withdrawn", "asked with a hint that is gone")
-        let second = h.node(wf, "mask1")["awaitId"]!
-        XCTAssertNotEqual(second, first)
-        let asked = h.call("node.history", ["workflowId": .string(wf), "nodeId": "mask1"])["runs"]?[0]?["inputs"]
-        XCTAssertNotNil(asked?["image"])
-        XCTAssertNil(asked?["hint"])
+        let request = h.call("await.get", ["awaitId": first])
+        XCTAssertEqual(request["status"], "pending", "the hint is unavailable, not replaced: the request stands")
+        XCTAssertEqual(request["claim"]?["claimant"], "alice", "and alice keeps it")
+        XCTAssertEqual(h.node(wf, "mask1")["awaitId"], first)
+        h.call("await.complete", ["awaitId": first, "claimant": "alice", "result": ["asset": ["type": "MaskRef", "uri": "file:///m"]]])
+        XCTAssertEqual(h.state(wf, "mask1"), "succeeded", "and the answer stands, as a node's result does")
     }
 
     func testAnInteractiveNodeThatBecomesReadyFilesOneAwaitAndNoJob() throws {
@@ -626,5 +627,64 @@ final class AwaitCancelPolicyTests: XCTestCase {
         XCTAssertEqual(e?["event"], "card.tapped")
         XCTAssertEqual(e?["at"], "2026-01-01T00:00:00.000Z")
         XCTAssertEqual(e?["nodeId"], "n")
+    }
+}
+
+/// Retry (same inputs) of an interactive node (DESIGN §1 "Retry (same inputs) / Re-run with
+/// latest"; OPS `node.retry`): the new request is about the retried run's frozen inputs and
+/// params, whatever the edges and params say now.
+final class InteractiveRetryTests: XCTestCase {
+    /// A (Text) → S, an interactive node of `awaitType` with tool `kind`.
+    private func askAfterText(_ h: Harness, kind: String, awaitType: String) -> String {
+        Templates.registerTextTools(h)
+        h.register(tool: kind, inputs: ["text": "TextRef"], outputs: ["text": "TextRef"], defaults: ["steps": 20])
+        let t: JSON = ["schema": "app.workflow/v2", "name": "ask",
+                       "nodes": [["id": "A", "kind": "Text", "params": ["text": "a"], "outputs": ["text": "TextRef"]],
+                                 ["id": "S", "kind": .string(kind), "inputs": ["text": "TextRef"], "outputs": ["text": "TextRef"],
+                                  "await": ["type": .string(awaitType)]]],
+                       "edges": [["from": ["A", "text"], "to": ["S", "text"]]]]
+        let wf = h.create(h.register(template: t))
+        h.call("node.run", ["workflowId": .string(wf), "nodeId": "A"])
+        h.runLocalTools()
+        return wf
+    }
+
+    func testRetryOfARequestAsksAboutTheFrozenInputEvenAfterItsProducerRanAgain() throws {
+        let h = try Harness()
+        let wf = askAfterText(h, kind: "Pick", awaitType: "enter_text")
+        let firstInput = h.node(wf, "A")["outputs"]!["text"]!
+        h.call("await.complete", ["awaitId": h.node(wf, "S")["awaitId"]!, "result": ["asset": ["uri": "data:,answer"]]])
+        h.call("node.run", ["workflowId": .string(wf), "nodeId": "A"])
+        h.runLocalTools()
+        XCTAssertEqual(h.node(wf, "S")["blockedReason"]?["code"], "inputChanged")
+        let retried = h.call("node.retry", ["workflowId": .string(wf), "nodeId": "S"])
+        XCTAssertEqual(retried["state"], "awaitingUser")
+        XCTAssertEqual(h.node(wf, "S")["runId"], retried["runId"], "the run the retry returned is the one asking")
+        let runs = h.call("node.history", ["workflowId": .string(wf), "nodeId": "S"])["runs"]!
+        XCTAssertEqual(runs[0]?["runId"], retried["runId"])
+        XCTAssertEqual(runs[0]?["status"], "awaiting")
+        XCTAssertEqual(runs[0]?["inputs"]?["text"], firstInput, "asked about the frozen input")
+        let awaitId = h.node(wf, "S")["awaitId"]!
+        h.call("await.complete", ["awaitId": awaitId, "result": ["asset": ["uri": "data:,again"]]])
+        XCTAssertEqual(h.call("await.get", ["awaitId": awaitId])["resolution"], "completed")
+        XCTAssertEqual(h.node(wf, "S")["blockedReason"]?["code"], "inputChanged",
+                       "answered on the old input: the newer one still stands against it")
+    }
+
+    func testRetryOfAConfirmParamsRequestRunsTheToolOnTheFrozenParams() throws {
+        let h = try Harness()
+        let wf = askAfterText(h, kind: "Gen", awaitType: "confirm_params")
+        h.call("await.complete", ["awaitId": h.node(wf, "S")["awaitId"]!, "result": ["params": ["steps": 30]]])
+        XCTAssertEqual(h.effects("local.run").first?["params"]?["steps"], 30)
+        h.call("local.completed", ["runId": h.node(wf, "S")["runId"]!, "outputs": ["text": TextAsset.json("g1")]])
+        h.call("node.setParams", ["workflowId": .string(wf), "nodeId": "S", "params": ["steps": 99, "seed": 5]])
+        h.call("node.retry", ["workflowId": .string(wf), "nodeId": "S"])
+        h.call("await.complete", ["awaitId": h.node(wf, "S")["awaitId"]!, "result": ["params": ["seed": 6]]])
+        let run = h.effects("local.run").first
+        XCTAssertEqual(run?["params"]?["steps"], 30, "Retry keeps the last run's params")
+        XCTAssertEqual(run?["params"]?["seed"], 6, "with the person's answer over them")
+        let history = h.call("node.history", ["workflowId": .string(wf), "nodeId": "S"])["runs"]!
+        XCTAssertEqual(history[0]?["trigger"], "retry")
+        XCTAssertEqual(history[0]?["params"], run?["params"], "history says what ran")
     }
 }

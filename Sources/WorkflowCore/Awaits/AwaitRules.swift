@@ -297,7 +297,7 @@ extension Executor {
             try finishInteractive(&wf, runIndex: r, n: n, outputs: ids)
         case let .params(params):
             wf.nodes[n].params = wf.nodes[n].params.merging(params)
-            try confirmParams(&wf, runIndex: r, n: n)
+            try confirmParams(&wf, runIndex: r, n: n, answered: params)
         case .cancel:
             break
         }
@@ -345,15 +345,20 @@ extension Executor {
         try reconcile(&wf)
     }
 
-    /// Params confirmed: the node runs its tool with them (`awaitingUser → ready → queued`).
-    func confirmParams(_ wf: inout Workflow, runIndex r: Int, n: Int, resolution: AwaitResolution = .completed)
-        throws(EngineError)
+    /// Params confirmed: the node runs its tool with them (`awaitingUser → ready → queued`), on
+    /// the request's inputs. A Retry's request runs the tool on the retried run's frozen params
+    /// with the person's changes (`answered`) over them; any other request on the node's params
+    /// now (its defaults and the person's changes, the answer's included).
+    func confirmParams(_ wf: inout Workflow, runIndex r: Int, n: Int, answered: JSONObject = [:],
+                       resolution: AwaitResolution = .completed) throws(EngineError)
     {
         let inputs = wf.runs[r].inputs
+        let retry = wf.runs[r].trigger == .retry
+        let params = retry ? wf.runs[r].params.merging(answered) : effectiveParams(wf, n)
         try closeAwait(&wf, runId: wf.runs[r].runId, resolution: resolution)
         wf.runs[r].finish(.succeeded, at: ctx.now)
         try setState(&wf, n, .ready)
-        try startRun(&wf, n, trigger: .run, inputs: inputs, params: effectiveParams(wf, n), confirmed: true)
+        try startRun(&wf, n, trigger: retry ? .retry : .run, inputs: inputs, params: params, confirmed: true)
         try reconcile(&wf)
     }
 

@@ -162,19 +162,20 @@ public struct Executor {
     /// A request about inputs that have since been replaced would be answered for nothing (the
     /// answer would turn `inputChanged` at once): it is withdrawn, and the node asks again with
     /// the new inputs as soon as it is ready. An input still on its way (its producer running
-    /// again) leaves the request open until the new asset exists.
+    /// again) leaves the request open until the new asset exists. A Retry's request is about the
+    /// retried run's frozen inputs, whatever the edges bring now: it stays.
     private func reaskIfInputChanged(_ wf: inout Workflow, _ n: Int, taints: TaintMap) throws(EngineError) {
         guard let runId = wf.nodes[n].currentRunId, let r = wf.runIndex(runId), wf.runs[r].mode == .interactive,
-              !wf.runs[r].status.isTerminal, !graph.nodes[n].inputs.isEmpty
+              wf.runs[r].trigger != .retry, !wf.runs[r].status.isTerminal, !graph.nodes[n].inputs.isEmpty
         else { return }
         let gate = try self.gate(wf, n, taints: taints)
         let asked = wf.runs[r].inputs
         let known = gate.knownInputs
-        // Ready: every input counts, one gone too (an optional input whose producer failed since);
-        // waiting: only those there now, an input on its way is not a change yet.
-        let whole = gate.inputs != nil
+        // Only an input there now and different is a change: one on its way is not a change
+        // yet, and one that became unavailable (an optional input whose producer failed since,
+        // a deleted asset) leaves the request standing, as it leaves a node's result.
         guard let changed = graph.nodes[n].inputs.first(where: { port in
-            if let now = known[port.name] { now != asked[port.name] } else { whole && asked[port.name] != nil }
+            if let now = known[port.name] { now != asked[port.name] } else { false }
         }) else { return }
         try closeAwait(&wf, runId: runId, resolution: .withdrawn)
         wf.runs[r].finish(.cancelled, at: ctx.now, error: NodeError(
