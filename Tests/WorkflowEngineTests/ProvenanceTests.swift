@@ -461,3 +461,69 @@ final class PersistenceRuleTests: XCTestCase {
         XCTAssertEqual(asset["uri"], "file:///i.png")
     }
 }
+
+/// "Use for next step" (seed 002: "writes selectedOutputs[key] = asset.id and updates gating").
+final class UseForNextStepTests: XCTestCase {
+    /// A (Text) → B (Uppercase); A ran twice, succeeded then (third run) failed.
+    private func ranTwiceThenFailed(_ h: Harness) -> (wf: String, first: JSON, second: JSON) {
+        Templates.registerTextTools(h)
+        let t: JSON = ["schema": "app.workflow/v2", "name": "two",
+                       "nodes": [["id": "A", "kind": "Text", "params": ["text": "a"], "outputs": ["text": "TextRef"]],
+                                 ["id": "B", "kind": "Uppercase", "inputs": ["text": "TextRef"], "outputs": ["text": "TextRef"]]],
+                       "edges": [["from": ["A", "text"], "to": ["B", "text"]]],
+                       "options": ["errorPolicy": "isolate-node"]]
+        let wf = h.create(h.register(template: t))
+        var made: [JSON] = []
+        for _ in 0..<2 {
+            h.call("node.run", ["workflowId": .string(wf), "nodeId": "A"])
+            h.runLocalTools()
+            made.append(h.node(wf, "A")["outputs"]!["text"]!)
+        }
+        h.call("node.run", ["workflowId": .string(wf), "nodeId": "A"])
+        let run = h.effects("local.run")[0]
+        h.call("local.completed", ["runId": run["runId"]!, "error": ["code": "E1", "message": "broken"]])
+        return (wf, made[0], made[1])
+    }
+
+    func testUseForNextStepOnAFailedNodeLetsItsConsumersGoOn() throws {
+        let h = try Harness()
+        let (wf, first, _) = ranTwiceThenFailed(h)
+        XCTAssertEqual(h.node(wf, "B")["blockedReason"]?["code"], "upstreamFailed")
+        h.call("node.selectOutput", ["workflowId": .string(wf), "nodeId": "A", "port": "text", "assetId": first])
+        XCTAssertEqual(h.state(wf, "A"), "succeeded", "the run that made it is the node's result again")
+        XCTAssertEqual(h.node(wf, "A")["lastError"], nil)
+        XCTAssertEqual(h.state(wf, "B"), "ready")
+        h.call("node.run", ["workflowId": .string(wf), "nodeId": "B"])
+        XCTAssertEqual(h.effects("local.run").first?["inputs"]?["text"]?["assetId"], first)
+    }
+
+    func testTheCardShowsTheOutputChosenForTheNextStep() throws {
+        let h = try Harness()
+        let (wf, first, second) = ranTwiceThenFailed(h)
+        let card = { h.call("workflow.detail", ["workflowId": .string(wf)])["cards"]?.arrayValue?.first { $0["nodeId"] == "A" } }
+        XCTAssertEqual(card()?["lastResult"]?["assetId"], second)
+        h.call("node.selectOutput", ["workflowId": .string(wf), "nodeId": "A", "port": "text", "assetId": first])
+        XCTAssertEqual(card()?["lastResult"]?["assetId"], first)
+        XCTAssertEqual(card()?["outputs"]?["text"], first)
+    }
+
+    func testOutputsOfARemoteRunCancelledWhileDownloadingAreNoCandidates() throws {
+        let h = try Harness()
+        h.register(tool: "Pair", outputs: ["a": "ImageRef", "b": "ImageRef"], remote: true)
+        h.register(tool: "Use", inputs: ["image": "ImageRef"], outputs: ["image": "ImageRef"])
+        let t: JSON = ["schema": "app.workflow/v2", "name": "pair",
+                       "nodes": [["id": "P", "kind": "Pair", "outputs": ["a": "ImageRef", "b": "ImageRef"]],
+                                 ["id": "U", "kind": "Use", "inputs": ["image": "ImageRef"], "outputs": ["image": "ImageRef"]]],
+                       "edges": [["from": ["P", "a"], "to": ["U", "image"]]]]
+        let wf = h.create(h.register(template: t))
+        h.call("node.run", ["workflowId": .string(wf), "nodeId": "P"])
+        let submit = h.effects("remote.submit")[0]
+        h.call("job.submitted", ["runId": submit["runId"]!, "jobId": "job-1"])
+        h.call("job.update", ["jobId": "job-1", "status": "succeeded",
+                              "outputs": ["a": ["type": "ImageRef", "uri": "file:///a.png"], "b": ["url": "https://x/b.png"]]])
+        XCTAssertEqual(h.state(wf, "P"), "downloading")
+        h.call("node.cancel", ["workflowId": .string(wf), "nodeId": "P"])
+        let candidates = h.call("node.inputCandidates", ["workflowId": .string(wf), "nodeId": "U", "port": "image"])
+        XCTAssertEqual(candidates["candidates"], [], "the cancelled run made nothing to use")
+    }
+}

@@ -93,12 +93,13 @@ extension Executor {
 
     // MARK: Selection
 
-    /// The assets a node produced on `port`, newest first.
+    /// The assets a node produced on `port` in runs that succeeded, newest first (a remote run
+    /// cancelled or failed while its other outputs downloaded made nothing to use).
     public func producedAssets(_ wf: Workflow, _ n: Int, port: String) -> [String] {
         let id = wf.nodes[n].nodeId
         var seen = Set<String>()
         var out: [String] = []
-        for run in wf.runs.reversed() where run.nodeId == id {
+        for run in wf.runs.reversed() where run.nodeId == id && run.status == .succeeded {
             if let a = run.outputs[port], seen.insert(a).inserted { out.append(a) }
         }
         return out
@@ -138,7 +139,9 @@ extension Executor {
     }
 
     /// "Use for next step": makes one of the node's earlier outputs on `port` the current one;
-    /// consumers that used another become `inputChanged`.
+    /// consumers that used another become `inputChanged`. On a failed node the run that made the
+    /// asset becomes the node's result again (`succeeded`, or `inputChanged` if its inputs
+    /// have been replaced since), so its consumers can go on with it.
     public func selectOutput(_ wf: inout Workflow, _ n: Int, port: String, assetId: String) throws(EngineError) {
         let t = graph.nodes[n]
         guard t.outputs.port(named: port) != nil else {
@@ -154,6 +157,14 @@ extension Executor {
         }
         guard try ctx.asset(assetId) != nil else {
             throw .notFound("unknownAsset", "asset \(assetId) no longer exists", details: ["assetId": .string(assetId)])
+        }
+        if wf.nodes[n].state == .failed,
+           let made = wf.runs.lastIndex(where: { $0.nodeId == t.id && $0.status == .succeeded && $0.outputs[port] == assetId })
+        {
+            wf.nodes[n].currentRunId = wf.runs[made].runId
+            wf.nodes[n].outputs = wf.runs[made].outputs
+            wf.nodes[n].lastError = nil
+            try setState(&wf, n, .succeeded)
         }
         wf.nodes[n].outputs[port] = assetId
         wf.nodes[n].updatedAt = ctx.now

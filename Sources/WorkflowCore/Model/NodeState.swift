@@ -69,7 +69,8 @@ public enum NodeStateMachine {
         .runningLocal: [.succeeded, .failed, .cancelled],
         .downloading: [.succeeded, .failed, .cancelled],
         .succeeded: [.ready, .blocked],
-        .failed: [.ready, .blocked],
+        // failed → succeeded: Use for next step makes an earlier run's result current again.
+        .failed: [.ready, .blocked, .succeeded],
         .cancelled: [.ready, .blocked],
         .skipped: [.ready, .blocked],
     ]

@@ -181,13 +181,28 @@ extension Executor {
         }
     }
 
+    /// The node's current output (its first port by name), which Use for next step may have set
+    /// to an earlier run's, with the time the run that made it finished; without a current
+    /// output, the last successful run's.
     func lastResult(_ wf: Workflow, _ node: NodeInstance) -> JSON {
-        guard let run = wf.runs.last(where: { $0.nodeId == node.nodeId && $0.status == .succeeded && !$0.outputs.isEmpty })
-        else { return .null }
-        let port = run.outputs.keys.sorted().first!
-        let type = (try? ctx.asset(run.outputs[port]!))??.type
+        let port: String
+        let assetId: String
+        let at: Timestamp?
+        if let first = node.outputs.keys.sorted().first, let current = node.outputs[first] {
+            port = first
+            assetId = current
+            at = wf.runs.last(where: { $0.nodeId == node.nodeId && $0.status == .succeeded && $0.outputs[first] == current })?
+                .finishedAt
+        } else {
+            guard let run = wf.runs.last(where: { $0.nodeId == node.nodeId && $0.status == .succeeded && !$0.outputs.isEmpty })
+            else { return .null }
+            port = run.outputs.keys.sorted().first!
+            assetId = run.outputs[port]!
+            at = run.finishedAt
+        }
+        let type = (try? ctx.asset(assetId))??.type
             ?? graph.node(node.nodeId)?.outputs.port(named: port)?.type ?? "FileRef"
-        return ["type": .string(type), "at": JSON(run.finishedAt), "port": .string(port), "assetId": .string(run.outputs[port]!)]
+        return ["type": .string(type), "at": JSON(at), "port": .string(port), "assetId": .string(assetId)]
     }
 
     func historyEntry(_ run: Run) -> JSON {
