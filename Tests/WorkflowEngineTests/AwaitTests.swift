@@ -437,6 +437,19 @@ final class EditorFlowTests: XCTestCase {
         return (wf, h.node(wf, "pick")["awaitId"]!)
     }
 
+    func testAPickerWhoseCandidateIsDeletedIsWithdrawnAndItsNodeFails() throws {
+        let h = try Harness()
+        let (wf, id) = pickerAwaiting(h, ports: [("A", "ImageRef"), ("B", "ImageRef")])
+        _ = h.take()
+        let gone = h.node(wf, "srcA")["outputs"]!["out"]!
+        h.call("asset.delete", ["assetId": gone])
+        XCTAssertEqual(h.call("await.get", ["awaitId": id])["resolution"], "withdrawn", "Choose A could never be answered")
+        XCTAssertEqual(h.state(wf, "pick"), "failed")
+        XCTAssertEqual(h.node(wf, "pick")["lastError"]?["code"], "inputAssetGone")
+        XCTAssertEqual(h.effects("notify.withdraw").map { $0["awaitId"] }, [id])
+        XCTAssertEqual(h.fail("await.respond", ["awaitId": id, "action": "Choose B"]).code, "awaitNotOpen")
+    }
+
     func testChooseBPicksTheSecondCandidateEvenBesideAPortNamedB() throws {
         let h = try Harness()
         let (wf, id) = pickerAwaiting(h, ports: [("B", "ImageRef"), ("C", "ImageRef")])

@@ -163,17 +163,27 @@ public struct Executor {
     /// answer would turn `inputChanged` at once): it is withdrawn, and the node asks again with
     /// the new inputs as soon as it is ready. An input still on its way (its producer running
     /// again) leaves the request open until the new asset exists. A Retry's request is about the
-    /// retried run's frozen inputs, whatever the edges bring now: it stays.
+    /// retried run's frozen inputs, whatever the edges bring now: it stays. A request whose
+    /// input asset was deleted asks about something no one can see or choose: like a queued run
+    /// whose input was deleted, it fails (`inputAssetGone`, "Use Re-run with latest").
     private func reaskIfInputChanged(_ wf: inout Workflow, _ n: Int, taints: TaintMap) throws(EngineError) {
         guard let runId = wf.nodes[n].currentRunId, let r = wf.runIndex(runId), wf.runs[r].mode == .interactive,
-              wf.runs[r].trigger != .retry, !wf.runs[r].status.isTerminal, !graph.nodes[n].inputs.isEmpty
+              !wf.runs[r].status.isTerminal, !graph.nodes[n].inputs.isEmpty
         else { return }
+        if let (port, assetId) = try firstDeletedInput(wf.runs[r]) {
+            try closeAwait(&wf, runId: runId, resolution: .withdrawn)
+            try fail(&wf, runIndex: r, error: inputAssetGone(port, assetId, "the request was withdrawn"), applyPolicy: false)
+            ctx.note("await withdrawn: input asset gone", ["workflowId": wf.workflowId, "nodeId": wf.nodes[n].nodeId,
+                                                           "runId": runId, "assetId": assetId])
+            return
+        }
+        guard wf.runs[r].trigger != .retry else { return }
         let gate = try self.gate(wf, n, taints: taints)
         let asked = wf.runs[r].inputs
         let known = gate.knownInputs
         // Only an input there now and different is a change: one on its way is not a change
-        // yet, and one that became unavailable (an optional input whose producer failed since,
-        // a deleted asset) leaves the request standing, as it leaves a node's result.
+        // yet, and one that became unavailable (an optional input whose producer failed since)
+        // leaves the request standing, as it leaves a node's result.
         guard let changed = graph.nodes[n].inputs.first(where: { port in
             if let now = known[port.name] { now != asked[port.name] } else { false }
         }) else { return }
@@ -369,6 +379,12 @@ public struct Executor {
             inputs[port] = asset.json
         }
         return .present(inputs)
+    }
+
+    /// The first port (in name order) of `run` whose frozen input asset was deleted.
+    func firstDeletedInput(_ run: Run) throws(EngineError) -> (port: String, assetId: String)? {
+        for port in run.inputs.keys.sorted() where try ctx.asset(run.inputs[port]!) == nil { return (port, run.inputs[port]!) }
+        return nil
     }
 
     /// The error of a run whose input asset was deleted before it could (re)start.
