@@ -143,6 +143,8 @@ extension Executor {
                 switch taints[producer.node] {
                 case let .stale(origin)?:
                     // A result made from out-of-date inputs is never used: name where it started.
+                    // An optional input waits too: the stale node waits for the person's Re-run
+                    // (docs/OPS.md, §15), as a request waits for its answer.
                     staleUpstream = staleUpstream ?? origin
                     let why = origin == pid ? "its input changed" : "upstream '\(origin)' changed"
                     waiting.append((port.name, "\(port.name) from '\(pid)' (\(why))"))
