@@ -74,7 +74,8 @@ public final class SQLiteStore: EngineStore {
         if path != ":memory:" { config.journalMode = .wal }
         let synchronous = durability == .full ? "FULL" : "NORMAL"
         config.prepareDatabase { db in
-            try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
+            // `synchronous` is set once the queue is open: GRDB sets it to NORMAL itself when
+            // it switches the file to WAL, after this runs.
             try db.execute(sql: "PRAGMA foreign_keys = ON")
             try db.execute(sql: "PRAGMA wal_autocheckpoint = \(SQLiteStore.walCheckpointPages)")
         }
@@ -82,6 +83,7 @@ public final class SQLiteStore: EngineStore {
         do {
             let queue = path == ":memory:" ? try DatabaseQueue(configuration: config)
                 : try DatabaseQueue(path: path, configuration: config)
+            try queue.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = \(synchronous)") }
             let migrator = StoreSchema.migrator
             let superseded = try queue.read { db in try migrator.hasBeenSuperseded(db) }
             if superseded {
@@ -122,6 +124,12 @@ public final class SQLiteStore: EngineStore {
         guard owner == JSONWriter.string(.string(ownerToken)) else { return false }
         dataVersion = now  // another connection changed the file, but did not claim it (a checkpoint, a reader)
         return true
+    }
+
+    /// SQLite's `PRAGMA synchronous` on the store's connection (1 NORMAL, 2 FULL): what
+    /// ``Durability`` set, for tests.
+    func synchronousLevel() throws -> Int {
+        try db().read { db in try Int.fetchOne(db, sql: "PRAGMA synchronous") ?? -1 }
     }
 
     private func db() throws -> DatabaseQueue {

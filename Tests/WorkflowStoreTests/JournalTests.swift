@@ -310,3 +310,24 @@ final class JournalTests: XCTestCase {
         XCTAssertEqual(p.workflowIds, ["wf"])
     }
 }
+
+/// DESIGN §5: durable against a killed process by default (WAL, `synchronous=NORMAL`);
+/// `"durability": "full"` also survives power loss (`synchronous=FULL`: the log is synced on
+/// every commit).
+final class DurabilityTests: XCTestCase {
+    func testFullDurabilitySyncsEveryCommitOnAFileStore() throws {
+        let path = tempPath()
+        defer { removeStore(path) }
+        let store = try SQLiteStore(path: path, durability: .full)
+        defer { store.close() }
+        XCTAssertEqual(try store.synchronousLevel(), 2, "FULL, not the NORMAL GRDB sets when it turns on WAL")
+    }
+
+    func testNormalDurabilityIsTheDefault() throws {
+        let path = tempPath()
+        defer { removeStore(path) }
+        let store = try SQLiteStore(path: path)
+        defer { store.close() }
+        XCTAssertEqual(try store.synchronousLevel(), 1)
+    }
+}
