@@ -15,6 +15,28 @@ private func remoteFan(_ n: Int, options: JSON? = nil) -> JSON {
 
 /// Step 11 of the implementation plan: scheduling and fairness across workflows.
 final class FairnessTests: XCTestCase {
+    /// DESIGN §5 "round-robin across workflows; nobody starves", across restarts: a host killed
+    /// after every job still sees the two workflows take turns.
+    func testWorkflowsTakeTurnsEvenWhenTheHostRestartsAfterEveryJob() throws {
+        let h = try Harness(file: true, extra: ["concurrency": ["remote": 1, "local": 1]])
+        h.register(tool: "Job", outputs: ["out": "ImageRef"], remote: true)
+        let tpl = h.register(template: remoteFan(4))
+        let a = h.create(tpl)
+        let b = h.create(tpl)
+        h.call("workflow.runAllReady", ["workflowId": .string(a)])
+        h.call("workflow.runAllReady", ["workflowId": .string(b)])
+        var order: [String] = []
+        for n in 0..<6 {
+            guard let submit = h.effects("remote.submit").first else { break }
+            order.append(submit["workflowId"] == .string(a) ? "A" : "B")
+            h.call("job.submitted", ["runId": submit["runId"]!, "jobId": .string("job-\(n)")])
+            h.call("job.update", ["jobId": .string("job-\(n)"), "status": "succeeded",
+                                  "outputs": ["out": ["type": "ImageRef", "uri": .string("file:///\(n)")]]])
+            try h.crash()
+        }
+        XCTAssertEqual(order, ["A", "B", "A", "B", "A", "B"])
+    }
+
     func testTenWorkflowsAllAdvanceUnderAGlobalCap() throws {
         let h = try Harness(extra: ["concurrency": ["remote": 3, "local": 2]])
         h.register(tool: "Job", outputs: ["out": "ImageRef"], remote: true)

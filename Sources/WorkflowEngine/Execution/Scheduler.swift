@@ -65,9 +65,19 @@ final class Scheduler {
         committedByWorkflow[id] = new == QueueCounts() ? nil : new
     }
 
-    /// Builds the index from the persisted summaries (rehydration).
+    /// Builds the index from the persisted summaries (rehydration). When each workflow was last
+    /// served is not persisted, so the line is rebuilt from what is: a workflow holding a slot in
+    /// a queue has been served there, and goes behind every workflow that holds none (those
+    /// waiting only); within each group, the order the workflows last changed (a serve changes
+    /// one), ties in creation order. So a host that restarts after every job still sees its
+    /// workflows take turns, and restarts starve nobody.
     func load(_ summaries: [WorkflowSummaryCounts]) {
-        for s in summaries.sorted(by: { $0.seq < $1.seq }) {
+        let ordered = summaries.sorted(by: { ($0.updatedAt, $0.seq) < ($1.updatedAt, $1.seq) })
+        for s in ordered {
+            if s.runningRemote > 0 { remote.served(s.workflowId) }
+            if s.runningLocal > 0 { local.served(s.workflowId) }
+        }
+        for s in ordered {
             setCommitted(s.workflowId, QueueCounts(queuedRemote: s.queuedRemote, runningRemote: s.runningRemote,
                                                    queuedLocal: s.queuedLocal, runningLocal: s.runningLocal))
         }
@@ -218,6 +228,7 @@ struct QueueCounts: Equatable {
 struct WorkflowSummaryCounts {
     var workflowId: String
     var seq: Int64
+    var updatedAt: Timestamp
     var queuedRemote: Int
     var queuedLocal: Int
     var runningRemote: Int

@@ -105,7 +105,7 @@ extension Engine {
     /// queues start what they can.
     func resume(snapshot: StoreSnapshot) throws(EngineError) {
         scheduler.load(snapshot.workflows.map {
-            WorkflowSummaryCounts(workflowId: $0.workflowId, seq: $0.seq, queuedRemote: $0.queuedRemote,
+            WorkflowSummaryCounts(workflowId: $0.workflowId, seq: $0.seq, updatedAt: $0.updatedAt, queuedRemote: $0.queuedRemote,
                                   queuedLocal: $0.queuedLocal, runningRemote: $0.runningRemote,
                                   runningLocal: $0.runningLocal)
         })
