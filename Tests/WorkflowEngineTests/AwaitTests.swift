@@ -684,9 +684,26 @@ final class InteractiveRetryTests: XCTestCase {
                        "answered on the old input: the newer one still stands against it")
     }
 
+    func testARetryRequestWhoseFrozenInputIsDeletedFailsAndStaysFailed() throws {
+        let h = try Harness()
+        let wf = askAfterText(h, kind: "Pick", awaitType: "enter_text")
+        let firstInput = h.node(wf, "A")["outputs"]!["text"]!
+        h.call("await.complete", ["awaitId": h.node(wf, "S")["awaitId"]!, "result": ["asset": ["uri": "data:,answer"]]])
+        h.call("node.run", ["workflowId": .string(wf), "nodeId": "A"])
+        h.runLocalTools()
+        h.call("node.retry", ["workflowId": .string(wf), "nodeId": "S"])
+        h.call("asset.delete", ["assetId": firstInput])
+        XCTAssertEqual(h.state(wf, "S"), "failed")
+        XCTAssertEqual(h.node(wf, "S")["lastError"]?["code"], "inputAssetGone")
+        h.call("node.selectInput", ["workflowId": .string(wf), "nodeId": "S", "port": "text", "assetId": .null])  // reconciles every node
+        XCTAssertEqual(h.state(wf, "S"), "failed", "the request was never answered: nothing ran to compare inputs with")
+        XCTAssertEqual(h.node(wf, "S")["lastError"]?["code"], "inputAssetGone")
+    }
+
     func testRetryOfAConfirmParamsRequestRunsTheToolOnTheFrozenParams() throws {
         let h = try Harness()
         let wf = askAfterText(h, kind: "Gen", awaitType: "confirm_params")
+        h.call("metrics.take")
         h.call("await.complete", ["awaitId": h.node(wf, "S")["awaitId"]!, "result": ["params": ["steps": 30]]])
         XCTAssertEqual(h.effects("local.run").first?["params"]?["steps"], 30)
         h.call("local.completed", ["runId": h.node(wf, "S")["runId"]!, "outputs": ["text": TextAsset.json("g1")]])
@@ -699,5 +716,7 @@ final class InteractiveRetryTests: XCTestCase {
         let history = h.call("node.history", ["workflowId": .string(wf), "nodeId": "S"])["runs"]!
         XCTAssertEqual(history[0]?["trigger"], "retry")
         XCTAssertEqual(history[0]?["params"], run?["params"], "history says what ran")
+        let events = h.call("metrics.take")["events"]!.arrayValue!.compactMap { $0["event"]?.stringValue }
+        XCTAssertEqual(events.filter { $0 == "node.retried" }.count, 1, "one Retry, one metric: the confirmed tool run is part of it")
     }
 }

@@ -145,6 +145,34 @@ final class TaintTests: XCTestCase {
         XCTAssertEqual(h.effects("local.run").first?["inputs"]?.objectValue?.keys.sorted(), ["image"])
     }
 
+    func testAnOptionalInputGoesWithoutWhenAChainTwoLevelsUpCanNoLongerBringIt() throws {
+        let h = try Harness()
+        h.register(tool: "Img", outputs: ["image": "ImageRef"])
+        h.register(tool: "Refine", inputs: ["mask": "MaskRef", "image": "ImageRef"], outputs: ["mask": "MaskRef"])
+        h.register(tool: "Pass", inputs: ["mask": "MaskRef"], outputs: ["mask": "MaskRef"])
+        h.register(tool: "Blend", inputs: ["image": "ImageRef", "mask": ["type": "MaskRef", "optional": true]],
+                   outputs: ["image": "ImageRef"])
+        // p0 (no tool) → p (also needs r) → q → c's optional mask; a feeds c's image.
+        let t: JSON = ["schema": "app.workflow/v2", "name": "deep",
+                       "nodes": [["id": "a", "kind": "Img", "outputs": ["image": "ImageRef"]],
+                                 ["id": "r", "kind": "Img", "outputs": ["image": "ImageRef"]],
+                                 ["id": "p0", "kind": "NotInstalled", "outputs": ["mask": "MaskRef"]],
+                                 ["id": "p", "kind": "Refine", "inputs": ["mask": "MaskRef", "image": "ImageRef"],
+                                  "outputs": ["mask": "MaskRef"]],
+                                 ["id": "q", "kind": "Pass", "inputs": ["mask": "MaskRef"], "outputs": ["mask": "MaskRef"]],
+                                 ["id": "c", "kind": "Blend", "inputs": ["image": "ImageRef", "mask": ["type": "MaskRef", "optional": true]],
+                                  "outputs": ["image": "ImageRef"]]],
+                       "edges": [["from": ["a", "image"], "to": ["c", "image"]], ["from": ["p0", "mask"], "to": ["p", "mask"]],
+                                 ["from": ["r", "image"], "to": ["p", "image"]], ["from": ["p", "mask"], "to": ["q", "mask"]],
+                                 ["from": ["q", "mask"], "to": ["c", "mask"]]],
+                       "options": ["errorPolicy": "isolate-node"]]
+        let wf = h.create(h.register(template: t))
+        runLocal(h, wf, "a", outputs: ["image": ["type": "ImageRef", "uri": "file:///a"]])
+        XCTAssertEqual(h.state(wf, "c"), "blocked", "r can still run: the mask may come")
+        runLocal(h, wf, "r", outputs: ["image": ["type": "ImageRef", "uri": "file:///r"]])
+        XCTAssertEqual(h.state(wf, "c"), "ready", "now nothing above q can bring it until p0's tool is installed")
+    }
+
     func testAnOptionalInputWaitsAgainForAChainWhoseToolIsInstalled() throws {
         let h = try Harness()
         let wf = chainBelowAMissingTool(h)

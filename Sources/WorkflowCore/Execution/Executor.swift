@@ -107,14 +107,12 @@ public struct Executor {
         for m in graph.order {
             if moved[m] || graph.predecessors[m].contains(where: { moved[$0] }) {
                 // What gating a consumer reads of its producer, compared before and after: its
-                // state, outputs and error code (its taint is compared below), and while blocked
-                // its reason's code and the ports it waits for (whether it can produce on its
-                // own, ``cannotProduceOnItsOwn(_:_:)``). Not its blocked message: a consumer
-                // waiting on it waits the same way whatever the message says.
-                let before = (wf.nodes[m].state, wf.nodes[m].outputs, wf.nodes[m].lastError?.code, blockedWaits(wf, m))
+                // state, outputs and error code (its taint is compared below). Not its blocked
+                // message: a consumer waiting on it waits the same way whatever the message says.
+                let before = (wf.nodes[m].state, wf.nodes[m].outputs, wf.nodes[m].lastError?.code)
                 try reconcileNode(&wf, m, taints: taints)
                 if wf.nodes[m].state != before.0 || wf.nodes[m].outputs != before.1
-                    || wf.nodes[m].lastError?.code != before.2 || blockedWaits(wf, m) != before.3
+                    || wf.nodes[m].lastError?.code != before.2
                 {
                     moved[m] = true
                 }
@@ -132,17 +130,6 @@ public struct Executor {
         #endif
     }
 
-    /// A blocked node's reason code and the ports it waits for; nil for a node that is not blocked.
-    private func blockedWaits(_ wf: Workflow, _ n: Int) -> BlockedWaits? {
-        guard wf.nodes[n].state == .blocked, let reason = wf.nodes[n].blockedReason else { return nil }
-        return BlockedWaits(code: reason.code, missing: reason.details["missing"])
-    }
-
-    private struct BlockedWaits: Equatable {
-        let code: String
-        let missing: JSON?
-    }
-
     /// One node's step of the reconcile, its producers' taints known.
     private func reconcileNode(_ wf: inout Workflow, _ n: Int, taints: TaintMap) throws(EngineError) {
         let state = wf.nodes[n].state
@@ -151,6 +138,9 @@ public struct Executor {
         let r = wf.nodes[n].currentRunId.flatMap { wf.runIndex($0) }
         if let r, !wf.runs[r].status.isTerminal { return }  // a local run waiting for a slot
         if state == .failed, r.map({ wf.runs[$0].startedAt }) ?? nil == nil { return }  // aborted before start
+        // A request withdrawn because its input asset was deleted was never answered: like a run
+        // aborted before start, the node keeps its failure until Re-run with latest.
+        if state == .failed, let r, wf.runs[r].mode == .interactive, wf.runs[r].error?.code == "inputAssetGone" { return }
         let gate = try self.gate(wf, n, taints: taints)
         if let r, wf.runs[r].startedAt != nil, wf.runs[r].status == .succeeded || wf.runs[r].status == .failed {
             try reconcileRan(&wf, n, lastRun: wf.runs[r], gate: gate)
@@ -314,7 +304,7 @@ public struct Executor {
         case .local:
             break  // stays ready until a local slot frees
         }
-        if trigger == .retry { ctx.metric("node.retried", ["workflowId": .string(wf.workflowId), "nodeId": .string(t.id)]) }
+        if trigger == .retry, !confirmed { ctx.metric("node.retried", ["workflowId": .string(wf.workflowId), "nodeId": .string(t.id)]) }
         ctx.note("run created", ["workflowId": wf.workflowId, "nodeId": t.id, "runId": runId, "mode": mode.rawValue])
         return runId
     }

@@ -22,11 +22,14 @@ public enum Gate: Equatable, Sendable {
 }
 
 /// What is wrong upstream of a node's result, named by where it started: the result is out of
-/// date (a node's input changed since it ran) or cannot come (a node failed, was cancelled or
-/// skipped). Taints flow down the graph so every descendant names the origin, however far.
+/// date (a node's input changed since it ran), cannot come (a node failed, was cancelled or
+/// skipped), or cannot come until someone installs a tool (the origin's tool is not installed,
+/// and the node waits only for what comes from it). Taints flow down the graph so every
+/// descendant names the origin, however far.
 public enum Taint: Equatable, Sendable {
     case stale(origin: String)
     case failed(origin: String, what: String)
+    case toolMissing(origin: String)
 }
 
 /// Each node's taint, held without an array while no node has one: the usual workflow has
@@ -69,12 +72,16 @@ extension Executor {
     func mayOriginateTaint(_ wf: Workflow, _ n: Int) -> Bool {
         guard wf.nodes[n].state == .blocked, let code = wf.nodes[n].blockedReason?.code else { return false }
         return code == BlockedReason.inputChanged || code == BlockedReason.upstreamFailed
+            || code == BlockedReason.toolNotInstalled
             || (code == BlockedReason.waitingForInput && wf.nodes[n].blockedReason?.details["staleUpstream"] != nil)
     }
 
     /// Node `n`'s taint, its producers' being known: blocked because an input changed (stale, it
-    /// is the origin), blocked by a stale or failed upstream (that origin), or holding a result
-    /// made from a stale producer's output (stale, the producer's origin).
+    /// is the origin), blocked by a stale or failed upstream (that origin), holding a result
+    /// made from a stale producer's output (stale, the producer's origin), blocked because its
+    /// tool is not installed (tool missing, it is the origin), or waiting only for ports whose
+    /// producers have a tool missing (that origin: a chain below a missing tool). A port waiting
+    /// for a binding or a selection is asked of a person, so it does not count.
     func taint(_ wf: Workflow, _ n: Int, given taints: TaintMap) -> Taint? {
         // Fields are read in place: the node record is not copied (this runs for every node of
         // every reconcile).
@@ -88,6 +95,19 @@ extension Executor {
             }
             if code == BlockedReason.upstreamFailed, let origin = wf.nodes[n].blockedReason?.details["upstream"]?.stringValue {
                 return .failed(origin: origin, what: wf.nodes[n].blockedReason?.details["what"]?.stringValue ?? "failed")
+            }
+            if code == BlockedReason.toolNotInstalled { return .toolMissing(origin: wf.nodes[n].nodeId) }
+            if code == BlockedReason.waitingForInput, taints.values != nil,
+               let ports = wf.nodes[n].blockedReason?.details["missing"]?.arrayValue, !ports.isEmpty
+            {
+                var origin: String?
+                for port in ports {
+                    guard let name = port.stringValue, wf.nodes[n].inputSelections[name] == nil,
+                          let producer = graph.producers[n][name],
+                          case let .toolMissing(o)? = taints[producer.node] else { return nil }
+                    origin = origin ?? o
+                }
+                return origin.map { .toolMissing(origin: $0) }
             }
             return nil
         case .succeeded:
@@ -161,6 +181,9 @@ extension Executor {
                                       "port": .string(port.name)])
                     }
                     continue
+                case .toolMissing?:
+                    // Nothing comes until someone installs a tool: an optional input goes without.
+                    if port.optional { continue }
                 case nil:
                     break
                 }
@@ -190,9 +213,6 @@ extension Executor {
                             code: BlockedReason.upstreamFailed, message: "Upstream '\(pid)' \(what).",
                             details: ["upstream": .string(pid), "what": .string(what), "port": .string(port.name)])
                     }
-                case .blocked where port.optional && cannotProduceOnItsOwn(wf, producer.node):
-                    // Nothing comes until someone installs a tool: an optional input goes without.
-                    continue
                 default:
                     waiting.append((port.name, "\(port.name) from '\(pid)'"))
                 }
@@ -232,28 +252,6 @@ extension Executor {
             return .blocked(BlockedReason(code: BlockedReason.offline, message: "Offline"), missing: [], resolved: inputs)
         }
         return .ready(inputs: inputs)
-    }
-
-    /// Whether blocked node `n` can bring no output until someone installs a tool: its own tool is
-    /// not installed, or every port it waits for comes from a node that cannot produce either (a
-    /// chain below a missing tool). A port waiting for a binding, a selection, or a stale upstream
-    /// to run again is something on its way or asked of a person, so it does not count. Walked up
-    /// the graph without recursion, only when an optional input's producer is blocked.
-    func cannotProduceOnItsOwn(_ wf: Workflow, _ n: Int) -> Bool {
-        var pending = [n]
-        var seen: Set<Int> = [n]
-        while let m = pending.popLast() {
-            guard wf.nodes[m].state == .blocked, let reason = wf.nodes[m].blockedReason else { return false }
-            if reason.code == BlockedReason.toolNotInstalled { continue }
-            guard reason.code == BlockedReason.waitingForInput, reason.details["staleUpstream"] == nil,
-                  let ports = reason.details["missing"]?.arrayValue, !ports.isEmpty else { return false }
-            for port in ports {
-                guard let name = port.stringValue, wf.nodes[m].inputSelections[name] == nil,
-                      let producer = graph.producers[m][name] else { return false }
-                if seen.insert(producer.node).inserted { pending.append(producer.node) }
-            }
-        }
-        return true
     }
 
     func validAsset(_ id: String, type: String) throws(EngineError) -> Bool {
