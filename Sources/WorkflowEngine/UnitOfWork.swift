@@ -543,6 +543,12 @@ final class UnitOfWork {
         for e in newEffects { state.outbox.insert(e) }
         state.outbox.compact()
         for (k, e) in cacheEntries { state.cacheEntries[k] = e }
+        // What reading set aside goes back first: a key the call staged back to its committed
+        // deadline is left as it is by `apply`, and must still be in the heap.
+        state.timers.restore(setAsideTimers)
+        state.cacheTimers.restore(setAsideCacheTimers)
+        setAsideTimers = []
+        setAsideCacheTimers = []
         state.timers.apply(timers)
         state.cacheTimers.apply(cacheTimers)
     }

@@ -4,6 +4,50 @@ import XCTest
 
 /// `batch`: several calls in one transaction, all or nothing.
 final class BatchTests: XCTestCase {
+    /// Text → T, an `enter_text` request expiring after an hour (`onTimeout: cancel`), answered
+    /// by nobody. Returns the workflow and the await.
+    private func openRequest(_ h: Harness) -> (wf: String, awaitId: JSON) {
+        Templates.registerTextTools(h)
+        let t: JSON = ["schema": "app.workflow/v2", "name": "ask",
+                       "nodes": [["id": "L", "kind": "Text", "params": ["text": "x"], "outputs": ["text": "TextRef"]],
+                                 ["id": "T", "kind": "UserText", "inputs": ["text": "TextRef"], "outputs": ["text": "TextRef"],
+                                  "await": ["type": "enter_text", "expiresIn": "PT1H", "resumePolicy": ["onTimeout": "cancel"]]]],
+                       "edges": [["from": ["L", "text"], "to": ["T", "text"]]]]
+        let wf = h.create(h.register(template: t))
+        h.call("node.run", ["workflowId": .string(wf), "nodeId": "L"])
+        h.runLocalTools()
+        return (wf, h.node(wf, "T")["awaitId"]!)
+    }
+
+    func testInABatchTheClockSeesDeadlinesSetByEarlierCalls() throws {
+        let h = try Harness()
+        let (_, awaitId) = openRequest(h)
+        let results = h.call("batch", ["calls": [["op": "await.claim", "args": ["awaitId": awaitId, "claimant": "ipad"]],
+                                                 ["op": "engine.nextDeadline"],
+                                                 ["op": "clock.advance", "args": ["seconds": 400]]]])["results"]
+        XCTAssertEqual(results?[1]?["at"], "2026-01-01T00:05:00.000Z", "the lease the claim just took")
+        XCTAssertEqual(results?[2]?["fired"], 1, "and the advance passing it ends it, as two calls would")
+        XCTAssertNil(h.call("await.get", ["awaitId": awaitId])["claim"])
+        XCTAssertEqual(h.call("engine.nextDeadline")["at"], "2026-01-01T01:00:00.000Z", "the expiry; nothing in the past")
+    }
+
+    func testAWorkflowsDeadlineSurvivesABatchThatMovesItAndBackWhileTimeAdvances() throws {
+        let h = try Harness()
+        let (wf, awaitId) = openRequest(h)
+        let remote = h.startOneRemote()  // a live job whose polls fire during the advance
+        let submit = h.effects("remote.submit")[0]
+        h.call("job.submitted", ["runId": submit["runId"]!, "jobId": "j1"])
+        h.call("batch", ["calls": [["op": "await.claim", "args": ["awaitId": awaitId, "claimant": "ipad"]],
+                                   ["op": "clock.advance", "args": ["seconds": 11]],
+                                   ["op": "await.release", "args": ["awaitId": awaitId]]]])
+        h.call("job.update", ["jobId": "j1", "status": "succeeded", "outputs": ["image": ["type": "ImageRef", "uri": "file:///r"]]])
+        XCTAssertEqual(h.state(remote, "stylize1"), "succeeded")
+        XCTAssertEqual(h.call("engine.nextDeadline")["at"], "2026-01-01T01:00:00.000Z", "the request's expiry is still scheduled")
+        h.advance(2 * 3600)
+        XCTAssertEqual(h.call("await.get", ["awaitId": awaitId])["resolution"], "expired")
+        XCTAssertEqual(h.state(wf, "T"), "failed")
+    }
+
     func testABatchIsOneTransactionAllOrNothing() throws {
         let h = try Harness(file: true)
         Templates.registerTextTools(h)

@@ -6,6 +6,13 @@ extension Engine {
     /// the call touched.
     func settleTouched(_ uow: UnitOfWork) throws(EngineError) {
         try scheduler.pass(uow, engine: self)
+        try stageDeadlines(uow)
+    }
+
+    /// Stages the deadline of every workflow the call has touched so far, so that what comes
+    /// later in the same call (a `batch`'s `engine.nextDeadline` or `clock.advance`) sees the
+    /// deadlines earlier calls set, as separate calls would.
+    func stageDeadlines(_ uow: UnitOfWork) throws(EngineError) {
         for id in uow.touchedWorkflowIds {
             guard let wf = uow.workflows[id] else {
                 uow.setTimer(id, at: nil, order: 0)

@@ -10,6 +10,9 @@ extension Engine {
     /// ``maxFiresPerInstant`` such fires the call fails (`WF_EINTERNAL`, `timerStuck`, naming
     /// the timer) and changes nothing.
     func fireDue(_ uow: UnitOfWork, upTo target: Timestamp) throws(EngineError) -> Int {
+        // What earlier calls of a batch changed is settled first, as it would be had each
+        // committed on its own: their deadlines count, and freed slots are filled.
+        try settleTouched(uow)
         var fired = 0
         var instant: Timestamp?
         var firesAtInstant: [String: Int] = [:]

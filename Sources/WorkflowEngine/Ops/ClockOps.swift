@@ -31,7 +31,8 @@ extension Engine {
 
         // engine.nextDeadline → {at | null}: when something is next due.
         "engine.nextDeadline": OpHandler(mutates: false, args: []) { (engine, uow, _) throws(EngineError) -> JSON in
-            ["at": JSON(engine.nextDeadline(uow))]
+            try engine.stageDeadlines(uow)  // a batch's earlier calls count
+            return ["at": JSON(engine.nextDeadline(uow))]
         },
 
         // engine.info → versions, clock, config and counts.

@@ -31,8 +31,9 @@ struct TimerQueue {
     func deadline(_ key: String) -> Timestamp? { deadlines[key]?.at }
 
     /// The earliest live entry whose key is not in `excluded`. Entries of excluded keys (keys a
-    /// call has changed) are moved to `setAside`; a call that rolls back puts them back with
-    /// ``restore(_:)``, one that commits replaces them with its staged deadlines.
+    /// call has changed) are moved to `setAside`; a call puts them back with ``restore(_:)``
+    /// whether it rolls back or commits (then ``apply(_:)`` sets its staged deadlines: an entry
+    /// whose deadline changed is stale from then on and dropped when reached).
     mutating func earliest(excluding excluded: Set<String>, setAside: inout [Entry]) -> Entry? {
         while let top = heap.min {
             guard let live = deadlines[top.key], live.at == top.at else {
