@@ -662,13 +662,20 @@ final class InteractiveRetryTests: XCTestCase {
         return wf
     }
 
-    func testRetryOfARequestAsksAboutTheFrozenInputEvenAfterItsProducerRanAgain() throws {
-        let h = try Harness()
+    /// An `enter_text` S answered on A's first output, then A run again: S is `inputChanged`.
+    /// Returns the workflow and A's first output.
+    private func answeredThenProducerRanAgain(_ h: Harness) -> (wf: String, firstInput: JSON) {
         let wf = askAfterText(h, kind: "Pick", awaitType: "enter_text")
         let firstInput = h.node(wf, "A")["outputs"]!["text"]!
         h.call("await.complete", ["awaitId": h.node(wf, "S")["awaitId"]!, "result": ["asset": ["uri": "data:,answer"]]])
         h.call("node.run", ["workflowId": .string(wf), "nodeId": "A"])
         h.runLocalTools()
+        return (wf, firstInput)
+    }
+
+    func testRetryOfARequestAsksAboutTheFrozenInputEvenAfterItsProducerRanAgain() throws {
+        let h = try Harness()
+        let (wf, firstInput) = answeredThenProducerRanAgain(h)
         XCTAssertEqual(h.node(wf, "S")["blockedReason"]?["code"], "inputChanged")
         let retried = h.call("node.retry", ["workflowId": .string(wf), "nodeId": "S"])
         XCTAssertEqual(retried["state"], "awaitingUser")
@@ -686,11 +693,7 @@ final class InteractiveRetryTests: XCTestCase {
 
     func testARetryRequestWhoseFrozenInputIsDeletedFailsAndStaysFailed() throws {
         let h = try Harness()
-        let wf = askAfterText(h, kind: "Pick", awaitType: "enter_text")
-        let firstInput = h.node(wf, "A")["outputs"]!["text"]!
-        h.call("await.complete", ["awaitId": h.node(wf, "S")["awaitId"]!, "result": ["asset": ["uri": "data:,answer"]]])
-        h.call("node.run", ["workflowId": .string(wf), "nodeId": "A"])
-        h.runLocalTools()
+        let (wf, firstInput) = answeredThenProducerRanAgain(h)
         h.call("node.retry", ["workflowId": .string(wf), "nodeId": "S"])
         h.call("asset.delete", ["assetId": firstInput])
         XCTAssertEqual(h.state(wf, "S"), "failed")

@@ -112,23 +112,33 @@ final class TaintTests: XCTestCase {
         XCTAssertEqual(h.effects("local.run").first?["inputs"]?.objectValue?.keys.sorted(), ["image"])
     }
 
-    /// c takes `image` (required, from a) and `mask` (optional, from q); q needs `mask` from p,
-    /// whose tool is not installed, and `image` from r.
-    private func chainBelowAMissingTool(_ h: Harness) -> String {
+    /// c takes `image` (required, from a) and `mask` (optional, from q, or from the last of
+    /// `passes` Pass nodes below q); q needs `mask` from p, whose tool is not installed, and
+    /// `image` from r.
+    private func chainBelowAMissingTool(_ h: Harness, passes: Int = 0) -> String {
         h.register(tool: "Img", outputs: ["image": "ImageRef"])
         h.register(tool: "Refine", inputs: ["mask": "MaskRef", "image": "ImageRef"], outputs: ["mask": "MaskRef"])
+        h.register(tool: "Pass", inputs: ["mask": "MaskRef"], outputs: ["mask": "MaskRef"])
         h.register(tool: "Blend", inputs: ["image": "ImageRef", "mask": ["type": "MaskRef", "optional": true]],
                    outputs: ["image": "ImageRef"])
-        let t: JSON = ["schema": "app.workflow/v2", "name": "chain",
-                       "nodes": [["id": "a", "kind": "Img", "outputs": ["image": "ImageRef"]],
-                                 ["id": "r", "kind": "Img", "outputs": ["image": "ImageRef"]],
-                                 ["id": "p", "kind": "NotInstalled", "outputs": ["mask": "MaskRef"]],
-                                 ["id": "q", "kind": "Refine", "inputs": ["mask": "MaskRef", "image": "ImageRef"],
-                                  "outputs": ["mask": "MaskRef"]],
-                                 ["id": "c", "kind": "Blend", "inputs": ["image": "ImageRef", "mask": ["type": "MaskRef", "optional": true]],
-                                  "outputs": ["image": "ImageRef"]]],
-                       "edges": [["from": ["a", "image"], "to": ["c", "image"]], ["from": ["p", "mask"], "to": ["q", "mask"]],
-                                 ["from": ["r", "image"], "to": ["q", "image"]], ["from": ["q", "mask"], "to": ["c", "mask"]]],
+        var nodes: [JSON] = [["id": "a", "kind": "Img", "outputs": ["image": "ImageRef"]],
+                             ["id": "r", "kind": "Img", "outputs": ["image": "ImageRef"]],
+                             ["id": "p", "kind": "NotInstalled", "outputs": ["mask": "MaskRef"]],
+                             ["id": "q", "kind": "Refine", "inputs": ["mask": "MaskRef", "image": "ImageRef"],
+                              "outputs": ["mask": "MaskRef"]],
+                             ["id": "c", "kind": "Blend", "inputs": ["image": "ImageRef", "mask": ["type": "MaskRef", "optional": true]],
+                              "outputs": ["image": "ImageRef"]]]
+        var edges: [JSON] = [["from": ["a", "image"], "to": ["c", "image"]], ["from": ["p", "mask"], "to": ["q", "mask"]],
+                             ["from": ["r", "image"], "to": ["q", "image"]]]
+        var last = "q"
+        for i in 0..<passes {
+            let id = "q\(i + 1)"
+            nodes.append(["id": .string(id), "kind": "Pass", "inputs": ["mask": "MaskRef"], "outputs": ["mask": "MaskRef"]])
+            edges.append(["from": [.string(last), "mask"], "to": [.string(id), "mask"]])
+            last = id
+        }
+        edges.append(["from": [.string(last), "mask"], "to": ["c", "mask"]])
+        let t: JSON = ["schema": "app.workflow/v2", "name": "chain", "nodes": .array(nodes), "edges": .array(edges),
                        "options": ["errorPolicy": "isolate-node"]]
         return h.create(h.register(template: t))
     }
@@ -147,30 +157,11 @@ final class TaintTests: XCTestCase {
 
     func testAnOptionalInputGoesWithoutWhenAChainTwoLevelsUpCanNoLongerBringIt() throws {
         let h = try Harness()
-        h.register(tool: "Img", outputs: ["image": "ImageRef"])
-        h.register(tool: "Refine", inputs: ["mask": "MaskRef", "image": "ImageRef"], outputs: ["mask": "MaskRef"])
-        h.register(tool: "Pass", inputs: ["mask": "MaskRef"], outputs: ["mask": "MaskRef"])
-        h.register(tool: "Blend", inputs: ["image": "ImageRef", "mask": ["type": "MaskRef", "optional": true]],
-                   outputs: ["image": "ImageRef"])
-        // p0 (no tool) → p (also needs r) → q → c's optional mask; a feeds c's image.
-        let t: JSON = ["schema": "app.workflow/v2", "name": "deep",
-                       "nodes": [["id": "a", "kind": "Img", "outputs": ["image": "ImageRef"]],
-                                 ["id": "r", "kind": "Img", "outputs": ["image": "ImageRef"]],
-                                 ["id": "p0", "kind": "NotInstalled", "outputs": ["mask": "MaskRef"]],
-                                 ["id": "p", "kind": "Refine", "inputs": ["mask": "MaskRef", "image": "ImageRef"],
-                                  "outputs": ["mask": "MaskRef"]],
-                                 ["id": "q", "kind": "Pass", "inputs": ["mask": "MaskRef"], "outputs": ["mask": "MaskRef"]],
-                                 ["id": "c", "kind": "Blend", "inputs": ["image": "ImageRef", "mask": ["type": "MaskRef", "optional": true]],
-                                  "outputs": ["image": "ImageRef"]]],
-                       "edges": [["from": ["a", "image"], "to": ["c", "image"]], ["from": ["p0", "mask"], "to": ["p", "mask"]],
-                                 ["from": ["r", "image"], "to": ["p", "image"]], ["from": ["p", "mask"], "to": ["q", "mask"]],
-                                 ["from": ["q", "mask"], "to": ["c", "mask"]]],
-                       "options": ["errorPolicy": "isolate-node"]]
-        let wf = h.create(h.register(template: t))
+        let wf = chainBelowAMissingTool(h, passes: 1)  // p (no tool) → q (also needs r) → q1 → c's optional mask
         runLocal(h, wf, "a", outputs: ["image": ["type": "ImageRef", "uri": "file:///a"]])
         XCTAssertEqual(h.state(wf, "c"), "blocked", "r can still run: the mask may come")
         runLocal(h, wf, "r", outputs: ["image": ["type": "ImageRef", "uri": "file:///r"]])
-        XCTAssertEqual(h.state(wf, "c"), "ready", "now nothing above q can bring it until p0's tool is installed")
+        XCTAssertEqual(h.state(wf, "c"), "ready", "now nothing above q1 can bring it until p's tool is installed")
     }
 
     func testAnOptionalInputWaitsAgainForAChainWhoseToolIsInstalled() throws {
