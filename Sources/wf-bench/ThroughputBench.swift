@@ -20,8 +20,8 @@ enum ThroughputBench {
             let r = drive(workflows: workflows, nodes: nodes, memory: false, batch: batch)
             let how = batch ? "batched (one transaction per take)" : "one call and one transaction each"
             let floor = batch ? String(format: ", %.2f× the rows alone", r.rate / rows.rate) : ""
-            print(String(format: "  node completions, %@ %8.0f /s = %.2f× the raw transaction rate%@ (CPU %.0f µs each); goal ≥ 25,000/s: %@",
-                         how, r.rate, r.rate / raw, floor, r.cpuMicros, Measure.verdict(r.rate >= 25_000)))
+            print(String(format: "  node completions, %@ %8.0f /s = %.2f× the raw transaction rate%@ (CPU %.0f µs each, %.0f µs of it the calling thread's); goal ≥ 25,000/s: %@",
+                         how, r.rate, r.rate / raw, floor, r.cpuMicros, r.threadMicros, Measure.verdict(r.rate >= 25_000)))
         }
         // Diagnostic: the same batched drive on an in-memory store, to split engine and file costs.
         let m = drive(workflows: workflows, nodes: nodes, memory: true, batch: true)
@@ -35,15 +35,27 @@ enum ThroughputBench {
                      workflows * nodes, r.rate, r.cpuMicros))
     }
 
+    /// Both drives on a file store, fewer workflows: for profilers looking at the file's costs.
+    static func profileFile(workflows: Int = 200, nodes: Int = 20) {
+        // WF_BENCH_DRIVE=batched or =single runs one of the two (a profiler's run is long).
+        let only = ProcessInfo.processInfo.environment["WF_BENCH_DRIVE"]
+        for batch in [false, true] where only == nil || only == (batch ? "batched" : "single") {
+            let r = drive(workflows: workflows, nodes: nodes, memory: false, batch: batch)
+            print(String(format: "throughput-file: %d node completions, %@, file store: %.0f /s (CPU %.0f µs each, the calling thread %.0f µs)",
+                         workflows * nodes, batch ? "batched" : "one call each", r.rate, r.cpuMicros, r.threadMicros))
+        }
+    }
+
     /// Drives the workflows to completion; returns node completions per second of wall time, and
     /// the CPU time each took.
-    static func drive(workflows: Int, nodes: Int, memory: Bool, batch: Bool) -> (rate: Double, cpuMicros: Double) {
+    static func drive(workflows: Int, nodes: Int, memory: Bool, batch: Bool) -> (rate: Double, cpuMicros: Double, threadMicros: Double) {
         let path = memory ? ":memory:" : Driver.tempStore("throughput")
         defer { if !memory { Driver.remove(path) } }
         let d = Driver.open(store: path, extra: ["concurrency": ["local": 64]])
         let ids = d.startPureDAGs(workflows, nodes: nodes)
         let start = DispatchTime.now().uptimeNanoseconds
         let cpuStart = Measure.cpuSeconds()
+        let threadStart = Measure.threadCPUSeconds()
         var completed = 0
         while true {
             let n = d.completeLocalRuns(batch: batch)
@@ -52,6 +64,7 @@ enum ThroughputBench {
         }
         var seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
         var cpu = Measure.cpuSeconds() - cpuStart
+        var threadCPU = Measure.threadCPUSeconds() - threadStart
         let done = ids.filter { d.call("workflow.get", ["workflowId": $0])["status"] == "done" }.count
         guard done == workflows, completed == workflows * nodes else {
             fatalError("wf-bench: only \(done) of \(workflows) workflows finished (\(completed) completions)")
@@ -59,10 +72,12 @@ enum ThroughputBench {
         // Closing writes what the store's journal still holds to its tables: part of the work.
         let closeStart = DispatchTime.now().uptimeNanoseconds
         let closeCPU = Measure.cpuSeconds()
+        let closeThreadCPU = Measure.threadCPUSeconds()
         d.engine.close()
         seconds += Double(DispatchTime.now().uptimeNanoseconds - closeStart) / 1e9
         cpu += Measure.cpuSeconds() - closeCPU
-        return (Double(completed) / seconds, cpu / Double(completed) * 1e6)
+        threadCPU += Measure.threadCPUSeconds() - closeThreadCPU
+        return (Double(completed) / seconds, cpu / Double(completed) * 1e6, threadCPU / Double(completed) * 1e6)
     }
 
     /// Small write transactions per second on a file database with the engine's settings.

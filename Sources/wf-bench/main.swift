@@ -10,6 +10,8 @@ let benchmarks: [(name: String, onlyByName: Bool, run: () -> Void)] = [
     // The batched drive alone on an in-memory store, for profilers: instruction counts under
     // callgrind are steady where times are not (docs/BENCHMARKS.md).
     ("throughput-memory", true, { ThroughputBench.profile() }),
+    // Both drives on a file store, 200 workflows: where the file's costs go, under a profiler.
+    ("throughput-file", true, { ThroughputBench.profileFile() }),
     ("rehydration", false, { RehydrationBench.run() }),
     ("events", false, { EventBench.run() }),
     ("timers", false, { TimerBench.run() }),
