@@ -26,7 +26,9 @@
  *  - Thread safety: the functions of this header may be called from any
  *    thread. Calls on one engine handle are serialised inside the engine;
  *    calls on different handles run independently. wf_engine_free() must not
- *    race with other calls on the same handle.
+ *    race with other calls on the same handle. An engine on a file store
+ *    starts one thread of its own (see "backgroundWrites" at
+ *    wf_engine_open), which never calls the host; wf_engine_free() stops it.
  *  - No function of this header aborts the process on bad input: NULL
  *    pointers, invalid UTF-8, malformed JSON, unknown argument names and
  *    wrongly typed arguments are reported as WF_EINVALID with a message and
@@ -152,7 +154,12 @@ typedef struct wf_error {
  *                that is later; "seed": integer for jitter (default 0);
  *                "concurrency": {"remote": 8, "local": 2};
  *                "pollIntervalSeconds": 10; "deepLinkScheme": "app";
- *                "durability": "normal" (default) or "full";
+ *                "durability": "normal" (default: survives a killed
+ *                process) or "full" (also a power loss: every commit
+ *                synced); "backgroundWrites": true (default: a file
+ *                store writes its journal's rows into its tables on a
+ *                thread of its own) or false (on the calling thread; no
+ *                thread is started);
  *                "cache": {"thumbnailBytes": 209715200, "previewDays": 7};
  *                "assets": {"retentionDays": 7};
  *                "awaits": {"doneRetentionDays": 7};
@@ -172,7 +179,9 @@ typedef struct wf_error {
  * ("storeTooNew"); an older one is migrated in place. Commits a killed
  * process left in the store's journal are written to their tables before
  * this returns; a damaged journal, or rows changed behind the engine's
- * back, is WF_ESTORE ("storeCorrupt").
+ * back, is WF_ESTORE ("storeCorrupt"). A file store at PATH is the files
+ * PATH, PATH-wal, PATH-shm (SQLite's) and PATH-wfjournal (the engine's
+ * journal): copy or remove them together, with no engine open on them.
  *
  * One engine per store file: the engine opened last owns it. A store held
  * open by another engine (in this process or another) is not refused here,
@@ -198,8 +207,10 @@ int wf_engine_open_text(wf_engine **out, const char *config_json);
  * Close an engine and free it.
  *
  * Every state change was already committed by the call that made it, so
- * nothing is lost by closing. NULL is a no-op. The handle must not be used
- * afterwards, and must not be freed while another thread is calling it.
+ * nothing is lost by closing. Closing writes what the store's journal still
+ * holds into its tables and stops the engine's thread. NULL is a no-op. The
+ * handle must not be used afterwards, and must not be freed while another
+ * thread is calling it.
  */
 void wf_engine_free(wf_engine *engine);
 
@@ -211,8 +222,9 @@ void wf_engine_free(wf_engine *engine);
  * Call an op: `op` names it ("template.register", "workflow.create", ...),
  * `args` carries its arguments, and the result comes back as a JSON object.
  *
- * A call that changes state commits it durably, in one transaction, before it
- * returns. A call that fails changes nothing.
+ * A call that changes state commits it durably, all of it or nothing (one
+ * record of the store's journal, or one transaction), before it returns. A
+ * call that fails changes nothing.
  *
  * @param result  Receives the result object as a NEW reference, which the
  *                caller releases with json_decref(); NULL on failure. May be

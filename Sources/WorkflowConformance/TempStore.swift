@@ -1,8 +1,10 @@
 import Foundation
 import WorkflowCore
+import WorkflowEngine
 
 /// The fresh store file behind `"store": "$tempfile"`: a path in the temporary directory that
-/// no file holds yet (the engine creates it), removed afterwards with its `-wal` and `-shm`.
+/// no file holds yet (the engine creates it), removed afterwards with every file the engine keeps
+/// beside it (``Engine/storeFiles(_:)``).
 public struct TempStore: Sendable {
     public static let placeholder = "$tempfile"
 
@@ -23,10 +25,10 @@ public struct TempStore: Sendable {
         return .object(o)
     }
 
-    /// Deletes the store and its SQLite side files; missing files are fine.
+    /// Deletes the store and its side files; missing files are fine.
     public func remove() {
-        for suffix in ["", "-wal", "-shm", "-journal"] {
-            try? FileManager.default.removeItem(atPath: path + suffix)
+        for file in Engine.storeFiles(path) + [path + "-journal"] {
+            try? FileManager.default.removeItem(atPath: file)
         }
     }
 }

@@ -38,7 +38,7 @@ public final class Engine: @unchecked Sendable {
         settings.doneAwaitRetentionSeconds = config.awaitRetentionDays * 86_400
         self.settings = settings
         do {
-            self.store = try SQLiteStore(path: config.store, durability: config.durability)
+            self.store = try SQLiteStore(path: config.store, durability: config.durability, folding: config.journalFolding)
         } catch let e as StoreError {
             throw EngineError(.store, e.code, e.message, details: ["store": .string(config.store)])
         } catch {
@@ -46,6 +46,22 @@ public final class Engine: @unchecked Sendable {
                               details: ["store": .string(config.store)])
         }
         try rehydrate()
+    }
+
+    /// The files an engine keeps for a file store at `path`: the store, its journal
+    /// (`<path>-wfjournal`), and SQLite's write-ahead logs and shared-memory indexes of both.
+    /// Copy them together, with no engine open on them, to copy a store; remove them together to
+    /// remove it.
+    public static func storeFiles(_ path: String) -> [String] { SQLiteStore.files(ofStore: path) }
+
+    /// Runs `body` with every write of the store held (its folder's too), so that the files on
+    /// disk stay as a process killed at that moment would leave them: for benchmarks and tests
+    /// that copy them.
+    package func withStoreWritesHeld<T>(_ body: () throws -> T) rethrows -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        guard let sqlite = store as? SQLiteStore else { return try body() }
+        return try sqlite.withWritesHeld(body)
     }
 
     /// Closes the store. Every change was committed by the call that made it.

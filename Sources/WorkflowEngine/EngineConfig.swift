@@ -20,6 +20,9 @@ public struct EngineConfig: Sendable {
     public var pollIntervalSeconds: Double = 10
     public var deepLinkScheme: String = "app"
     public var durability: Durability = .normal
+    /// A file store writes its journal's rows into their tables on a thread of its own (the
+    /// default), or on the calling thread (``JournalFolding``).
+    public var journalFolding: JournalFolding = .background
     public var thumbnailBytes: Int64 = 209_715_200
     public var previewDays: Double = 7
     /// Unreferenced assets are collected this long after they were orphaned.
@@ -41,8 +44,8 @@ public struct EngineConfig: Sendable {
     public static let defaultStart = Timestamp(rfc3339: "2026-01-01T00:00:00.000Z")!
 
     static let knownKeys: Set<String> = ["store", "clock", "seed", "concurrency", "pollIntervalSeconds",
-                                         "deepLinkScheme", "durability", "cache", "assets", "awaits", "logLevel",
-                                         "memory", "metrics"]
+                                         "deepLinkScheme", "durability", "backgroundWrites", "cache", "assets", "awaits",
+                                         "logLevel", "memory", "metrics"]
 
     /// Parses the config object; every problem is `WF_EINVALID` naming the key.
     public static func parse(_ json: JSON?) throws(EngineError) -> EngineConfig {
@@ -122,6 +125,10 @@ public struct EngineConfig: Sendable {
         if let v = o["durability"] {
             guard let s = v.stringValue, let d = Durability(rawValue: s) else { throw bad("durability", "\"normal\" or \"full\"") }
             c.durability = d
+        }
+        if let v = o["backgroundWrites"] {
+            guard case let .bool(b) = v else { throw bad("backgroundWrites", "true or false") }
+            c.journalFolding = b ? .background : .whenFull
         }
         if let v = o["cache"] {
             guard case let .object(cache) = v else { throw bad("cache", "an object") }

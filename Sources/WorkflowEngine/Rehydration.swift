@@ -11,6 +11,10 @@ extension Engine {
         } catch {
             throw EngineError.storeRead(error, "cannot read the store")
         }
+        if let sqlite = store as? SQLiteStore, sqlite.entriesDiscardedAtOpen > 0 {
+            logger.warning("a power loss took a commit from the store: the commits after it are not replayed",
+                           metadata: ["commits": "\(sqlite.entriesDiscardedAtOpen)"])
+        }
         for (key, value) in snapshot.meta where key.hasPrefix("counter.") {
             // Ids are numbered from these counters; one out of range was written by something
             // else than the engine, and would overflow.

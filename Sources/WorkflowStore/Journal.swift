@@ -1,26 +1,34 @@
-/// The store's journal: a small commit made only of rows that cannot conflict (the common case
-/// of a call: a report, a completion) is one row of the `journal` table holding the images of
-/// every row it changes, instead of one statement per row (``RowImage/isJournalable``). The
-/// images wait in memory (``PendingRows``, the last image of each row only) and are written to
-/// their tables together — *folded* — once enough have gathered, before a read that could miss
-/// them, before a commit the journal does not take, and at close, in the same transaction that
-/// empties the journal. A row changed many times between folds is written once.
-///
-/// Opening a store replays what a killed process left in the journal, in order, and folds it.
+import WorkflowCore
+
+/// The encoding of one journal entry: the row images of one commit, in order (``RowImage``),
+/// after the number of commits written straight to the store's tables before it (see
+/// ``JournalFile``: an entry is replayed only over a store that kept those). Version 1,
+/// without that number, is what earlier versions kept in the store's own `journal` table.
 /// docs/ARCHITECTURE.md ("The store's journal") gives the reasons and the figures.
 enum JournalCoding {
     /// The format of an entry; an entry of another version is refused, not guessed at.
-    static let version: UInt8 = 1
+    static let version: UInt8 = 2
+    /// Entries of earlier versions' journals, in the store's own `journal` table.
+    static let legacyVersion: UInt8 = 1
 
-    private enum Tag: UInt8 {
+    /// A decoded entry.
+    struct Entry: Equatable {
+        /// How many commits were written straight to the tables before this entry was appended.
+        var directCommits: Int64
+        var images: [RowImage]
+    }
+
+    fileprivate enum Tag: UInt8 {
         case meta = 1, asset, workflow, node, run, await, effect, effectTaken, effectDelete
     }
 
-    /// One journal entry: the images of one commit, in order.
-    static func encode(_ images: [RowImage]) -> [UInt8] {
+    /// One journal entry: the images of one commit, in order, appended after `directCommits`
+    /// commits written straight to the tables.
+    static func encode(_ images: [RowImage], directCommits: Int64 = 0) -> [UInt8] {
         var w = ByteWriter()
         w.bytes.reserveCapacity(images.count * 256)
         w.byte(version)
+        w.int(directCommits)
         for image in images {
             switch image {
             case .meta(let key, let value):
@@ -105,11 +113,15 @@ enum JournalCoding {
         return w.bytes
     }
 
-    /// The images of an entry; throws `storeCorrupt` for bytes ``encode(_:)`` did not write.
-    static func decode(_ bytes: [UInt8]) throws -> [RowImage] {
+    /// An entry; throws `storeCorrupt` for bytes ``encode(_:directCommits:)`` (or an earlier
+    /// version) did not write.
+    static func decode(_ bytes: [UInt8]) throws -> Entry {
         var r = ByteReader(bytes)
         let v = try r.byte()
-        guard v == version else { throw ByteReader.corrupt("journal entry version \(v), expected \(version)") }
+        guard v == version || v == legacyVersion else {
+            throw ByteReader.corrupt("journal entry version \(v), expected \(version)")
+        }
+        let directCommits = v == legacyVersion ? 0 : try r.int()
         var images: [RowImage] = []
         while !r.atEnd {
             let t = try r.byte()
@@ -148,20 +160,142 @@ enum JournalCoding {
                 images.append(.effectDelete(seq: try r.int()))
             }
         }
-        return images
+        return Entry(directCommits: directCommits, images: images)
     }
 }
 
-/// Row images committed to the journal and not yet folded into their tables: the last image of
-/// each row, merged so that writing them once leaves the tables as writing every image in order
+extension JournalCoding {
+    /// What the journal takes of a change set: its rows (meta, assets, and of its workflows the
+    /// rows that differ), none of which can conflict (``RowImage/isJournalable``), and what
+    /// differs in each workflow; nil when it takes none of it.
+    struct Plan {
+        var rows: Int
+        var changes: [WorkflowChanges?]
+        /// The workflows whose rows it writes, each once.
+        var workflowIds: [String]
+    }
+
+    static func plan(_ c: ChangeSet) -> Plan? {
+        guard c.isOnlyRows, c.effectInserts.isEmpty else { return nil }
+        var rows = c.meta.count + c.effectsTaken.count + c.effectDeletes.count
+        for asset in c.assets.values where asset != nil { rows += 1 }
+        var changes: [WorkflowChanges?] = []
+        changes.reserveCapacity(c.workflows.count)
+        var ids: [String] = []
+        for change in c.workflows {
+            guard let new = change.new else { return nil }
+            // A new workflow's row (its `seq` is unique) and awaits (unique per node and run) go
+            // to their tables, where a conflict fails the commit.
+            if change.summary != nil, change.old == nil { return nil }
+            let d = c.workflowChanges[new.workflowId] ?? new.changes(since: change.old)
+            guard d.awaits.isEmpty else { return nil }
+            rows += (change.summary == nil ? 0 : 1) + d.nodes.count + d.runs.count
+            changes.append(d)
+            if ids.last != new.workflowId { ids.append(new.workflowId) }
+        }
+        return Plan(rows: rows, changes: changes, workflowIds: ids)
+    }
+
+    /// The entry of a change set the journal takes (``plan(_:)``): exactly
+    /// `encode(SQLiteStore.images(of: c), directCommits:)`, written straight from the records,
+    /// with no row image made on the way (a commit of a batch writes hundreds).
+    static func encode(_ c: ChangeSet, _ plan: Plan, directCommits: Int64) -> [UInt8] {
+        var w = ByteWriter()
+        w.bytes.reserveCapacity(plan.rows * 320)
+        w.byte(version)
+        w.int(directCommits)
+        var text = RecordText()
+        for (k, v) in c.meta {
+            w.byte(Tag.meta.rawValue)
+            w.string(k)
+            w.blob(JSONWriter.bytes(v))
+        }
+        for (id, asset) in c.assets {
+            guard let a = asset else { continue }
+            w.byte(Tag.asset.rawValue)
+            w.string(id)
+            w.string(a.type)
+            w.int(a.createdAt.milliseconds)
+            w.bool(a.pinned)
+            w.int(a.orphanedAt?.milliseconds)
+            text.reset()
+            RecordCoding.writeAsset(a, &text)
+            text.withFinished { w.blob($0) }
+        }
+        for (change, d) in zip(c.workflows, plan.changes) {
+            guard let new = change.new, let d else { continue }
+            let old = change.old
+            let id = new.workflowId
+            if let s = change.summary {
+                w.byte(Tag.workflow.rawValue)
+                w.string(id)
+                w.int(new.seq)
+                w.string(new.templateId)
+                w.string(new.title)
+                w.string(new.status.rawValue)
+                w.bool(new.archived)
+                w.int(new.createdAt.milliseconds)
+                w.int(new.updatedAt.milliseconds)
+                w.int(Int64(s.stepsDone))
+                w.int(Int64(s.stepsTotal))
+                w.int(Int64(s.awaitCount))
+                w.bool(s.hasBlockingAwait)
+                w.string(s.searchText)
+                w.int(s.nextDeadline?.milliseconds)
+                w.int(Int64(s.queuedRemote))
+                w.int(Int64(s.queuedLocal))
+                w.int(Int64(s.runningRemote))
+                w.int(Int64(s.runningLocal))
+                w.int(Int64(s.inboxCount))
+                w.blob(RecordCoding.workflowDataBytes(new))
+                w.bool(old != nil)
+            }
+            let oldNodeCount = old?.nodes.count ?? 0
+            let oldRunCount = old?.runs.count ?? 0
+            for i in d.nodes {
+                w.byte(Tag.node.rawValue)
+                w.string(id)
+                w.string(new.nodes[i].nodeId)
+                w.int(Int64(i))
+                w.string(new.nodes[i].state.rawValue)
+                text.reset()
+                RecordCoding.writeNode(new.nodes[i], &text)
+                text.withFinished { w.blob($0) }
+                w.bool(i < oldNodeCount && old?.nodes[i].nodeId == new.nodes[i].nodeId)
+            }
+            for i in d.runs {
+                let existed = i < oldRunCount && old?.runs[i].runId == new.runs[i].runId
+                w.byte(Tag.run.rawValue)
+                w.string(new.runs[i].runId)
+                w.string(id)
+                w.string(new.runs[i].nodeId)
+                w.int(Int64(i))
+                w.string(new.runs[i].status.rawValue)
+                w.string(new.runs[i].jobId)
+                text.reset()
+                RecordCoding.writeRun(new.runs[i], &text)
+                text.withFinished { w.blob($0) }
+                w.bool(existed)
+                w.bool(existed && old?.runs[i].status == new.runs[i].status && old?.runs[i].jobId == new.runs[i].jobId)
+            }
+        }
+        for seq in c.effectsTaken {
+            w.byte(Tag.effectTaken.rawValue)
+            w.int(seq)
+        }
+        for seq in c.effectDeletes {
+            w.byte(Tag.effectDelete.rawValue)
+            w.int(seq)
+        }
+        return w.bytes
+    }
+}
+
+/// Row images of journal entries to fold into their tables together: the last image of each
+/// row, merged so that writing them once leaves the tables as writing every image in order
 /// would have.
 struct PendingRows {
     private(set) var rows: [RowKey: RowImage] = [:]
-    /// Workflows some of whose rows are here: loading one of them folds first.
-    private(set) var workflowIds: Set<String> = []
-    /// The workflow of the last image merged: a commit's images come workflow by workflow, so
-    /// the set is updated once per workflow, not once per row.
-    private var lastWorkflowId: String?
 
     var count: Int { rows.count }
     var isEmpty: Bool { rows.isEmpty }
@@ -169,10 +303,6 @@ struct PendingRows {
     /// Keeps `image` as its row's last image: one lookup, the earlier image (if any) merged in
     /// place.
     mutating func merge(_ image: RowImage) {
-        if let id = image.workflowId, id != lastWorkflowId {
-            workflowIds.insert(id)
-            lastWorkflowId = id
-        }
         let key = image.key
         guard let i = rows.index(forKey: key) else {
             rows[key] = image
@@ -210,12 +340,6 @@ struct PendingRows {
             rows.values[i] = image
         }
     }
-
-    mutating func removeAll() {
-        rows.removeAll(keepingCapacity: true)
-        workflowIds.removeAll(keepingCapacity: true)
-        lastWorkflowId = nil
-    }
 }
 
 /// Appends a journal entry's fields: LEB128 lengths and zigzag integers.
@@ -247,6 +371,11 @@ struct ByteWriter {
     }
 
     mutating func blob(_ b: [UInt8]) {
+        varint(UInt64(b.count))
+        bytes.append(contentsOf: b)
+    }
+
+    mutating func blob(_ b: UnsafeBufferPointer<UInt8>) {
         varint(UInt64(b.count))
         bytes.append(contentsOf: b)
     }

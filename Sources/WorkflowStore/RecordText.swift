@@ -7,6 +7,14 @@ extension RecordCoding {
     /// one of these. Debug builds check it against the JSON path on every write.
     static func runBytes(_ r: Run) -> [UInt8] {
         var w = RecordText()
+        writeRun(r, &w)
+        let bytes = w.finish()
+        assert(bytes == JSONWriter.bytes(encode(r)), "RecordCoding.runBytes differs from the JSON encoding")
+        return bytes
+    }
+
+    /// ``runBytes(_:)`` into `w` (empty, or ``RecordText/reset()``), to be finished by the caller.
+    static func writeRun(_ r: Run, _ w: inout RecordText) {
         w.key("number"); w.int(r.number)
         w.key("mode"); w.string(r.mode.rawValue)
         w.key("kind"); w.string(r.kind)
@@ -42,9 +50,6 @@ extension RecordCoding {
         if let t = r.startedAt { w.key("startedAt"); w.int(t.milliseconds) }
         if let t = r.finishedAt { w.key("finishedAt"); w.int(t.milliseconds) }
         if let e = r.error { w.key("error"); w.json(error(e)) }
-        let bytes = w.finish()
-        assert(bytes == JSONWriter.bytes(encode(r)), "RecordCoding.runBytes differs from the JSON encoding")
-        return bytes
     }
 }
 
@@ -54,6 +59,14 @@ extension RecordCoding {
     /// completion writes three or four of these. Debug builds check it against the JSON path.
     static func nodeBytes(_ n: NodeInstance) -> [UInt8] {
         var w = RecordText()
+        writeNode(n, &w)
+        let bytes = w.finish()
+        assert(bytes == JSONWriter.bytes(encode(n)), "RecordCoding.nodeBytes differs from the JSON encoding")
+        return bytes
+    }
+
+    /// ``nodeBytes(_:)`` into `w`, to be finished by the caller.
+    static func writeNode(_ n: NodeInstance, _ w: inout RecordText) {
         w.key("state"); w.string(n.state.rawValue)
         if let r = n.blockedReason { w.key("blockedReason"); w.json(blockedReason(r)) }
         if !n.params.isEmpty { w.key("params"); w.json(.object(n.params)) }
@@ -64,9 +77,6 @@ extension RecordCoding {
         if let e = n.lastError { w.key("lastError"); w.json(error(e)) }
         w.key("attempts"); w.int(n.attempts)
         w.key("updatedAt"); w.int(n.updatedAt.milliseconds)
-        let bytes = w.finish()
-        assert(bytes == JSONWriter.bytes(encode(n)), "RecordCoding.nodeBytes differs from the JSON encoding")
-        return bytes
     }
 }
 
@@ -75,6 +85,14 @@ extension RecordCoding {
     /// `JSONWriter.bytes(RecordCoding.encode(asset))`. Every output of a completion writes one.
     static func assetBytes(_ a: Asset) -> [UInt8] {
         var w = RecordText()
+        writeAsset(a, &w)
+        let bytes = w.finish()
+        assert(bytes == JSONWriter.bytes(encode(a)), "RecordCoding.assetBytes differs from the JSON encoding")
+        return bytes
+    }
+
+    /// ``assetBytes(_:)`` into `w`, to be finished by the caller.
+    static func writeAsset(_ a: Asset, _ w: inout RecordText) {
         w.key("uri"); w.string(a.uri)
         if let b = a.bytes { w.key("bytes"); w.int(b) }
         if let h = a.hash { w.key("hash"); w.string(h) }
@@ -88,18 +106,32 @@ extension RecordCoding {
             inner.key("port"); inner.string(p.port)
             w.append(inner.finish())
         }
-        let bytes = w.finish()
-        assert(bytes == JSONWriter.bytes(encode(a)), "RecordCoding.assetBytes differs from the JSON encoding")
-        return bytes
     }
 }
 
-/// Compact JSON object text, member by member, written as ``JSONWriter`` writes it.
+/// Compact JSON object text, member by member, written as ``JSONWriter`` writes it. One can be
+/// used again for the next record (``reset()``), its storage kept.
 struct RecordText {
     private var out: [UInt8] = []
     private var first = true
 
     init() { out.reserveCapacity(512) }
+
+    /// Empties it for the next object, keeping its storage.
+    mutating func reset() {
+        out.removeAll(keepingCapacity: true)
+        first = true
+    }
+
+    /// Closes the object and hands its bytes to `body`, in place (``finish()`` without a copy).
+    mutating func withFinished<T>(_ body: (UnsafeBufferPointer<UInt8>) -> T) -> T {
+        if first {
+            out.append(0x7B)
+            first = false
+        }
+        out.append(0x7D)
+        return out.withUnsafeBufferPointer(body)
+    }
 
     mutating func byte(_ b: UInt8) { out.append(b) }
 

@@ -31,7 +31,8 @@ indirect enum RowImage: Equatable {
     }
 
     /// Whether writing it can fail only for want of disk or memory, never on a constraint, so
-    /// that a journal of such images always folds. An upsert by the row's key (meta, assets,
+    /// that a journal of such images always folds (``JournalCoding/plan(_:)`` applies the rule
+    /// to a change set without making its images). An upsert by the row's key (meta, assets,
     /// nodes, runs), the update of a workflow row that exists, and marking or deleting an effect
     /// are; a new workflow (its `seq` is unique), an await (unique per node and run) and a new
     /// effect (its id is unique) are written to their tables, where a conflict fails the commit.
@@ -40,17 +41,6 @@ indirect enum RowImage: Equatable {
         case .meta, .asset, .node, .run, .effectTaken, .effectDelete: true
         case .workflow(let w): w.existed
         case .await, .effect: false
-        }
-    }
-
-    /// The workflow whose rows it writes, if any.
-    var workflowId: String? {
-        switch self {
-        case .workflow(let w): w.workflowId
-        case .node(let n): n.workflowId
-        case .run(let r): r.workflowId
-        case .await(let a): a.workflowId
-        case .meta, .asset, .effect, .effectTaken, .effectDelete: nil
         }
     }
 }

@@ -21,41 +21,75 @@ public struct StoreError: Error, CustomStringConvertible {
     public var description: String { "\(code): \(message)" }
 }
 
-/// The engine's store in SQLite, through GRDB: one serial connection, WAL journal, schema
-/// managed by `DatabaseMigrator`, one transaction per commit.
-public final class SQLiteStore: EngineStore {
-    private var queue: DatabaseQueue?
-    public let path: String
-    /// The write path's statements, used only inside the queue's closures.
-    private let statements = PreparedStatements()
-    /// Row images in the journal, not yet in their tables (``JournalCoding``).
-    private var pending = PendingRows()
-    /// Rows of the journal table since the last fold (one per journaled commit).
-    private var journalEntries = 0
-    /// The token this store wrote as the file's owner when it opened (meta `store.owner`). The
-    /// engine keeps the store's state in memory, so a file another engine opened since would be
-    /// overwritten with stale state: the engine opened last owns the file, and a commit of an
-    /// engine whose token is no longer there is refused (`storeInUse`).
-    private let ownerToken = UUID().uuidString
-    /// SQLite's `data_version` as this connection last saw the file: it moves only when another
-    /// connection changes the file (a commit, or a checkpoint that restarts the log). While it
-    /// stays, no other engine can have claimed the file, so the owner is read only when it moves.
-    private var dataVersion: Int64 = 0
-    static let ownerKey = "store.owner"
-    /// How many pending rows, or journaled commits, make the next commit fold them (0: never
-    /// journal). Bounding the commits too keeps a row rewritten again and again (a job's
-    /// progress) from growing the journal, and the replay after a kill, without end.
-    public let journalLimit: Int
+/// How a file store writes the journal's entries into its tables.
+public enum JournalFolding: String, Sendable, CaseIterable {
+    /// On a thread of its own, while the engine goes on with the next call: a call waits only
+    /// for its journal entry (the default).
+    case background
+    /// On the engine's thread, when the journal is full, before a read that could miss its rows,
+    /// before a commit it does not take, and at close. No thread is started.
+    case whenFull
+}
 
-    /// The default ``journalLimit``: 1,024 (a fold takes about 3 ms of CPU; docs/BENCHMARKS.md).
+/// The engine's store in SQLite, through GRDB: WAL, the schema managed by `DatabaseMigrator`,
+/// one transaction per commit.
+///
+/// A file store journals a commit made only of rows that cannot conflict (a report, a
+/// completion, a batch of them): its row images are one entry of the journal, an append-only
+/// file beside the store's (``JournalFile``), written before the call returns, and
+/// folded into the tables later (``JournalBacklog``), by default on a thread of its own
+/// (``JournalFolding``). docs/ARCHITECTURE.md ("The store's journal") gives the reasons.
+public final class SQLiteStore: EngineStore {
+    /// The store's connection: every commit and read of the engine, and the folder's folds.
+    private var main: StoreConnection?
+    /// The journal's file; nil for an in-memory store, which has no journal (nothing to replay:
+    /// its commits are written to the tables directly).
+    private var journal: JournalFile?
+    public let path: String
+    /// Journal entries not yet in the tables (nil without a journal).
+    private let backlog: JournalBacklog?
+    /// Folds the backlog on its own thread (``JournalFolding/background``).
+    private var folder: JournalFolder?
+    /// The number the next journal entry gets: entry numbers are never used twice, so that the
+    /// store's `journal.foldedThrough` always tells folded entries from new ones.
+    private var nextJournalSeq: Int64 = 1
+    /// Commits written straight to the tables so far (meta `journal.directCommits`); each
+    /// journal entry carries the count it was appended after (``JournalFile``).
+    private var directCommits: Int64 = 0
+    private let durability: Durability
+    /// Journal entries the last open found appended after a commit written straight to the
+    /// tables that a power loss took from the store: not replayed (the store is as it was before
+    /// that commit), and reported for the engine to log.
+    public private(set) var entriesDiscardedAtOpen = 0
+    /// The token this store wrote as the file's owner when it opened (meta `store.owner`, in the
+    /// store and in its journal). The engine keeps the store's state in memory, so a file another
+    /// engine opened since would be overwritten with stale state: the engine opened last owns
+    /// the file, and a commit of an engine whose token is no longer there is refused
+    /// (`storeInUse`).
+    private let ownerToken = UUID().uuidString
+    /// How many rows, or entries, the backlog holds at most: a commit that would pass it folds
+    /// the backlog first, on the engine's thread (0: never journal).
+    /// Bounding the entries too keeps a row rewritten again and again (a job's progress) from
+    /// growing the backlog, and the replay after a kill, without end.
+    public let journalLimit: Int
+    public let folding: JournalFolding
+
+    /// The default ``journalLimit`` when the engine's thread folds (``JournalFolding/whenFull``):
+    /// 1,024 (a fold takes about 3 ms of CPU; docs/BENCHMARKS.md).
     public static let defaultJournalLimit = 1_024
 
-    /// The most rows a commit may write to go to the journal. A larger commit (a batch) already
-    /// spreads a transaction's fixed costs over many rows: journaling it would only add the
-    /// journal's own work.
+    /// The default ``journalLimit`` when a thread of its own folds: room for the next batch of
+    /// completions while the folder writes the last (a batch of 64 completions is about 640
+    /// rows), and a replay after a kill of at most 2,048 rows, about 10 ms (docs/BENCHMARKS.md).
+    public static let defaultBackgroundJournalLimit = 2_048
+
+    /// The most rows a commit may write to go to the journal when the engine's thread folds. A
+    /// larger commit (a batch) already spreads a transaction's fixed costs over many rows:
+    /// journaling it would only add the journal's own work. When a thread of its own folds, any
+    /// commit that fits the backlog goes to the journal.
     static let journaledCommitRows = 64
 
-    /// Pages the write-ahead log may hold before a commit copies them back into the database
+    /// Pages the store's write-ahead log may hold before they are copied back into the database
     /// (SQLite's default is 1,000). A call's rows are spread over many pages, and a page written
     /// again before the checkpoint is copied back once: at 10,000 pages (40 MiB of 4 KiB pages)
     /// checkpoints write and sync about a tenth as often, for 10–15 % more completions per
@@ -63,27 +97,35 @@ public final class SQLiteStore: EngineStore {
     /// process reads it whole.
     public static let walCheckpointPages = 10_000
 
+    /// The same for the journal's file, whose rows are deleted soon after they are written.
+    static let journalCheckpointPages = 1_000
+
     /// Opens (creating if needed) and migrates the store at `path`; `":memory:"` is a private
     /// in-memory database. What a killed process left in the journal is written to the tables
-    /// before this returns; `journalLimit` is ``defaultJournalLimit`` unless a test needs another.
-    public init(path: String, durability: Durability = .normal, journalLimit: Int = SQLiteStore.defaultJournalLimit) throws {
+    /// before this returns. `journalLimit` is ``defaultJournalLimit`` or
+    /// ``defaultBackgroundJournalLimit`` (after `folding`) unless a test needs another.
+    public init(path: String, durability: Durability = .normal, folding: JournalFolding = .background,
+                journalLimit: Int? = nil) throws {
         self.path = path
-        self.journalLimit = max(0, journalLimit)
-        var config = Configuration()
-        config.label = "workflow-store"
-        if path != ":memory:" { config.journalMode = .wal }
-        let synchronous = durability == .full ? "FULL" : "NORMAL"
-        config.prepareDatabase { db in
-            // `synchronous` is set once the queue is open: GRDB sets it to NORMAL itself when
-            // it switches the file to WAL, after this runs.
-            try db.execute(sql: "PRAGMA foreign_keys = ON")
-            try db.execute(sql: "PRAGMA wal_autocheckpoint = \(SQLiteStore.walCheckpointPages)")
-        }
-        config.busyMode = .timeout(5)
+        let inMemory = path == ":memory:"
+        self.folding = folding
+        self.journalLimit = max(0, journalLimit ?? (folding == .background ? Self.defaultBackgroundJournalLimit
+                                                                              : Self.defaultJournalLimit))
+        backlog = inMemory ? nil : JournalBacklog()
+        self.durability = durability
         do {
-            let queue = path == ":memory:" ? try DatabaseQueue(configuration: config)
-                : try DatabaseQueue(path: path, configuration: config)
-            try queue.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = \(synchronous)") }
+            let queue: DatabaseQueue
+            if inMemory {
+                var config = Configuration()
+                config.label = "workflow-store"
+                config.prepareDatabase { db in try db.execute(sql: "PRAGMA foreign_keys = ON") }
+                queue = try DatabaseQueue(configuration: config)
+            } else {
+                queue = try StoreConnection.open(path: path, durability: durability,
+                                                 autocheckpointPages: Self.walCheckpointPages)
+            }
+            let main = StoreConnection(queue: queue, path: path, ownerToken: ownerToken, durability: durability)
+            self.main = main
             let migrator = StoreSchema.migrator
             let superseded = try queue.read { db in try migrator.hasBeenSuperseded(db) }
             if superseded {
@@ -91,39 +133,24 @@ public final class SQLiteStore: EngineStore {
                                  message: "the store at \(path) was written by a newer version of the library")
             }
             try migrator.migrate(queue)
-            self.queue = queue
-            try claimOwnership(queue)
-            try replayJournal()
+            try main.claimOwnership()
+            guard let backlog else { return }
+            try replayLegacyJournal(main)
+            let journal = try JournalFile(storePath: path, storeId: try storeId(main), durability: durability)
+            self.journal = journal
+            try replay(journal, into: main, backlog: backlog)
+            if folding == .background {
+                let folder = JournalFolder(backlog: backlog, connection: main, foldRows: self.journalLimit / 4)
+                folder.start()
+                self.folder = folder
+            }
         } catch let e as StoreError {
+            close()
             throw e
         } catch {
+            close()
             throw StoreError(code: "storeOpenFailed", message: "cannot open the store at \(path): \(error)")
         }
-    }
-
-    /// Writes this store's token as the file's owner: an engine that opened the file before
-    /// this one is refused at its next commit.
-    private func claimOwnership(_ queue: DatabaseQueue) throws {
-        let token = JSONWriter.string(.string(ownerToken))
-        dataVersion = try queue.writeWithoutTransaction { db in
-            try db.inTransaction(.immediate) {
-                try db.execute(sql: "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-                               arguments: [Self.ownerKey, token])
-                return .commit
-            }
-            return try Int64.fetchOne(db, sql: "PRAGMA data_version") ?? 0
-        }
-    }
-
-    /// Whether this store still owns the file (inside a write transaction: nobody can claim it
-    /// between this and the commit).
-    private func stillOwner(_ db: Database, _ statements: PreparedStatements) throws -> Bool {
-        let now = try Int64.fetchOne(statements.get(.dataVersion, db)) ?? 0
-        if now == dataVersion { return true }
-        let owner = try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = ?", arguments: [Self.ownerKey])
-        guard owner == JSONWriter.string(.string(ownerToken)) else { return false }
-        dataVersion = now  // another connection changed the file, but did not claim it (a checkpoint, a reader)
-        return true
     }
 
     /// SQLite's `PRAGMA synchronous` on the store's connection (1 NORMAL, 2 FULL): what
@@ -132,25 +159,49 @@ public final class SQLiteStore: EngineStore {
         try db().read { db in try Int.fetchOne(db, sql: "PRAGMA synchronous") ?? -1 }
     }
 
-    private func db() throws -> DatabaseQueue {
-        guard let queue else { throw StoreError(code: "storeClosed", message: "the store is closed") }
-        return queue
+    private func connection() throws -> StoreConnection {
+        guard let main else { throw StoreError(code: "storeClosed", message: "the store is closed") }
+        return main
     }
 
-    /// Folds the journal (a failure leaves it for the next open to replay) and closes.
+    private func db() throws -> DatabaseQueue { try connection().queue }
+
+    /// Stops the folder, folds what is left of the journal and empties it (a failure leaves it
+    /// for the next open to replay), and closes.
     public func close() {
+        folder?.stop()
+        folder = nil
         try? flush()
-        queue?.inDatabase { _ in statements.removeAll() }  // finalized before the connection closes
-        try? queue?.close()
-        queue = nil
+        journal?.close(syncedThrough: backlog?.syncedThrough)
+        journal = nil
+        main?.close()
+        main = nil
     }
 
     deinit { close() }
 
+    /// The store's id (meta `store.id`), made when it is first needed: its journal carries it,
+    /// so that a journal is never replayed into another store.
+    private func storeId(_ main: StoreConnection) throws -> String {
+        let key = "store.id"
+        if let text = try main.queue.read({ db in try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = ?",
+                                                                      arguments: [key]) }),
+           let id = (try? JSON(parsing: text))?.stringValue
+        {
+            return id
+        }
+        let id = UUID().uuidString
+        // Synced: its journal is marked with it, and must never outlive it.
+        try main.transaction(synced: true) { db, _ in
+            try db.execute(sql: "INSERT INTO meta (key, value) VALUES (?, ?)", arguments: [key, JSONWriter.string(.string(id))])
+        }
+        return id
+    }
+
     // MARK: Loading
 
     public func loadSnapshot() throws -> StoreSnapshot {
-        try foldIf(!pending.isEmpty)
+        try foldIf(journalHoldsRows)
         return try db().read { db in
             var s = StoreSnapshot()
             for row in try Row.fetchAll(db, sql: "SELECT key, value FROM meta") {
@@ -219,7 +270,7 @@ public final class SQLiteStore: EngineStore {
     }
 
     public func loadWorkflow(_ workflowId: String) throws -> Workflow? {
-        try foldIf(pending.workflowIds.contains(workflowId))
+        try foldIf(backlog?.holdsRows(ofWorkflow: workflowId) ?? false)
         return try db().read { (db: Database) -> Workflow? in
             guard let w = try Row.fetchOne(db, sql: """
                 SELECT seq, templateId, title, status, archived, createdAt, updatedAt, data FROM workflows
@@ -263,7 +314,7 @@ public final class SQLiteStore: EngineStore {
     }
 
     public func loadAsset(_ assetId: String) throws -> Asset? {
-        try foldIf(pending.rows[.asset(assetId)] != nil)
+        try foldIf(journalHoldsRows)
         return try db().read { (db: Database) -> Asset? in
             guard let row = try Row.fetchOne(db, sql: """
                 SELECT type, createdAt, pinned, orphanedAt, data FROM assets WHERE assetId = ?
@@ -279,12 +330,12 @@ public final class SQLiteStore: EngineStore {
     }
 
     public func workflowId(forRun runId: String) throws -> String? {
-        if case .run(let r)? = pending.rows[.run(runId)] { return r.workflowId }
+        try foldIf(journalHoldsRows)
         return try db().read { db in try String.fetchOne(db, sql: "SELECT workflowId FROM runs WHERE runId = ?", arguments: [runId]) }
     }
 
     public func run(forJob jobId: String) throws -> (runId: String, workflowId: String)? {
-        try foldIf(!pending.isEmpty)
+        try foldIf(journalHoldsRows)
         return try db().read { (db: Database) -> (runId: String, workflowId: String)? in
             guard let row = try Row.fetchOne(db, sql: "SELECT runId, workflowId FROM runs WHERE jobId = ? ORDER BY seq DESC LIMIT 1",
                                              arguments: [jobId])
@@ -294,7 +345,7 @@ public final class SQLiteStore: EngineStore {
     }
 
     public func unreferencedAssets(createdBefore cutoff: Timestamp) throws -> [String] {
-        try foldIf(!pending.isEmpty)
+        try foldIf(journalHoldsRows)
         return try db().read { db in
             try String.fetchAll(db, sql: """
                 WITH refs(assetId) AS (
@@ -313,7 +364,7 @@ public final class SQLiteStore: EngineStore {
     }
 
     public func workflowIds(referencingAsset assetId: String) throws -> [String] {
-        try foldIf(!pending.isEmpty)
+        try foldIf(journalHoldsRows)
         return try db().read { db in
             try String.fetchAll(db, sql: """
                 SELECT runs.workflowId FROM runs, json_each(runs.data, '$.inputs') AS j WHERE j.value = ?1
@@ -340,106 +391,127 @@ public final class SQLiteStore: EngineStore {
 
     public func commit(_ changes: ChangeSet) throws {
         guard !changes.isEmpty else { return }
-        let images = Self.images(of: changes)
-        // Only rows, and room for them: one journal row. Otherwise what the journal holds is
-        // folded first and the change is written to its tables, in the same transaction.
-        let journaled = changes.isOnlyRows && images.count <= Self.journaledCommitRows
-            && pending.count + images.count <= journalLimit && journalEntries < journalLimit
-            && images.allSatisfy(\.isJournalable)
-        if journaled && images.isEmpty { return }  // only workflows whose rows already say it all
-        let body = journaled ? JournalCoding.encode(images) : []
-        try transaction { db, statements in
-            if journaled {
-                var row = try statements.row(.journalAppend, db)
-                row.blob(body)
-                try row.run(db)
-            } else {
-                try self.foldPending(db, statements)
-                try Self.write(changes, images, statements, db)
-            }
-        } committed: {
-            if journaled {
-                for image in images { self.pending.merge(image) }
-                self.journalEntries += 1
-            } else {
-                self.forgetFolded()
+        let main = try connection()
+        guard let backlog, let journal else {
+            let images = Self.images(of: changes)
+            try main.transaction { db, statements in try TableWriter.write(changes, images, statements, db) }
+            return
+        }
+        // Only rows that cannot conflict: one journal entry, once the backlog has room for it
+        // (folding it on this thread if not). Otherwise the backlog is folded and the change
+        // written to the tables, in one transaction.
+        let most = folding == .background ? journalLimit : min(journalLimit, Self.journaledCommitRows)
+        if let plan = JournalCoding.plan(changes), plan.rows <= most {
+            guard plan.rows > 0 else { return }  // only workflows whose rows already say it all
+            let waiting = backlog.counts
+            if waiting.rows + plan.rows > journalLimit || waiting.entries >= journalLimit { try flush() }
+            let seq = nextJournalSeq
+            let body = JournalCoding.encode(changes, plan, directCommits: directCommits)
+            try journal.append(seq: seq, body: body, syncedThrough: backlog.syncedThrough)
+            nextJournalSeq += 1
+            backlog.append(JournalBacklog.Entry(seq: seq, body: body, rows: plan.rows, workflowIds: plan.workflowIds))
+            folder?.noteAppend()
+        } else {
+            let images = Self.images(of: changes)
+            try backlog.writeLock.withEngineLock {
+                let entries = backlog.snapshot()
+                let merged = try JournalBacklog.merge(entries)
+                let count = directCommits + 1
+                try main.transaction { db, statements in
+                    if let last = entries.last?.seq { try JournalBacklog.write(merged, through: last, statements, db) }
+                    try TableWriter.write(changes, images, statements, db)
+                    try JournalBacklog.writeMeta(JournalBacklog.directCommitsKey, count, statements, db)
+                }
+                directCommits = count
+                if let last = entries.last?.seq { backlog.folded(through: last, synced: durability == .full) }
             }
         }
     }
 
-    /// Writes what the journal holds to the tables and empties it. Other connections reading the
-    /// database file see every commit after this; the engine's own reads never need it.
+    /// Writes what the journal holds to the tables, on the caller's thread. Other connections
+    /// reading the database file see every commit after this; the engine's own reads fold what
+    /// they need themselves.
     public func flush() throws {
-        guard !pending.isEmpty || journalEntries > 0 else { return }
-        try transaction { db, statements in try self.foldPending(db, statements) } committed: { self.forgetFolded() }
+        guard let backlog, !backlog.isEmpty else { return }
+        let main = try connection()
+        try backlog.writeLock.withEngineLock { try backlog.foldAll(on: main) }
     }
 
-    /// The journal was folded and emptied.
-    private func forgetFolded() {
-        pending.removeAll()
-        journalEntries = 0
-    }
-
-    /// Runs `body` in one write transaction (prepared BEGIN and COMMIT: GRDB's `inTransaction`
-    /// parses them anew each time, which costs as much as a small call's writes), then
-    /// `committed` once it is committed; on a throw, rolls back and runs nothing more.
-    private func transaction(_ body: (Database, PreparedStatements) throws -> Void,
-                             committed: () -> Void) throws {
-        let statements = self.statements
-        try db().writeWithoutTransaction { db in
-            try statements.row(.begin, db).run(db)
-            do {
-                guard try stillOwner(db, statements) else {
-                    throw StoreError(code: "storeInUse", message: """
-                        another engine (in this process or another) opened the store at \(path) after this one; \
-                        to keep its changes, this engine saves nothing more: close it, and open the store in one \
-                        engine at a time
-                        """)
-                }
-                try body(db, statements)
-                try statements.row(.commit, db).run(db)
-            } catch {
-                if !db.isInsideTransaction {
-                    throw error
-                }
-                try? statements.row(.rollback, db).run(db)
-                throw error
-            }
-            committed()
-        }
-    }
-
-    /// Writes the pending images to their tables and empties the journal (the caller's
-    /// transaction; the caller forgets the images once it commits).
-    private func foldPending(_ db: Database, _ statements: PreparedStatements) throws {
-        // Entries whose images all cancelled out are emptied too.
-        guard !pending.isEmpty || journalEntries > 0 else { return }
-        for image in pending.rows.values { try Self.write(image, statements, db) }
-        try statements.row(.journalClear, db).run(db)
-    }
-
-    /// Folds first if a read of the tables would miss a pending image.
+    /// Folds first if a read of the tables could miss a row still in the journal.
     private func foldIf(_ needed: Bool) throws {
         if needed { try flush() }
     }
 
-    /// Replays what a killed process left in the journal, in order, and folds it.
-    private func replayJournal() throws {
-        let bodies = try db().read { db in
+    /// Whether anything waits in the journal.
+    private var journalHoldsRows: Bool { !(backlog?.isEmpty ?? true) }
+
+    /// Holds every write of the store (the folder's, and its checkpoints) while `body` runs on the
+    /// engine's thread: the files on disk stay as they are, as a process killed at that moment
+    /// leaves them, for a test or a benchmark to copy.
+    package func withWritesHeld<T>(_ body: () throws -> T) rethrows -> T {
+        guard let backlog else { return try body() }
+        return try backlog.writeLock.withEngineLock(body)
+    }
+
+    /// The files a file store keeps (the store, its journal, and SQLite's write-ahead logs and
+    /// shared-memory indexes of both), for tests and tools that copy or remove a store whole.
+    public static func files(ofStore path: String) -> [String] {
+        [path, path + "-wal", path + "-shm", JournalFile.path(forStore: path)]
+    }
+
+    // MARK: Replay
+
+    /// Replays what a killed process left in the journal after the last entry the tables hold,
+    /// in order, and folds it (synced); a damaged entry refuses the store (`storeCorrupt`) and
+    /// folds none. Entries appended after a commit written straight to the tables that the store
+    /// lacks (a power loss took it) are dropped, with every entry after them. Then a new, empty
+    /// journal takes the old one's place.
+    private func replay(_ journal: JournalFile, into main: StoreConnection, backlog: JournalBacklog) throws {
+        func meta(_ key: String) throws -> Int64 {
+            try main.queue.read { db in
+                try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = ?", arguments: [key])
+            }.flatMap { Int64($0) } ?? 0
+        }
+        let folded = try meta(JournalBacklog.foldedThroughKey)
+        directCommits = try meta(JournalBacklog.directCommitsKey)
+        var replayed = PendingRows()
+        var last = folded
+        let entries = journal.recovered.filter { $0.seq > folded }
+        for (i, (seq, body)) in entries.enumerated() {
+            let entry = try JournalCoding.decode(body)
+            guard entry.directCommits <= directCommits else {
+                entriesDiscardedAtOpen = entries.count - i
+                break
+            }
+            for image in entry.images { replayed.merge(image) }
+            last = seq
+        }
+        if last > folded {
+            try main.transaction(synced: true) { db, statements in
+                try JournalBacklog.write(replayed, through: last, statements, db)
+            }
+        }
+        backlog.folded(through: last, synced: true)
+        nextJournalSeq = max(last, journal.recovered.last?.seq ?? 0) + 1
+        try journal.begin(durable: entriesDiscardedAtOpen > 0)
+    }
+
+    /// Replays the journal a store written by an earlier version keeps in its own `journal`
+    /// table (before the journal had a file of its own), and empties it.
+    private func replayLegacyJournal(_ main: StoreConnection) throws {
+        let bodies = try main.queue.read { db in
             try Data.fetchAll(db, sql: "SELECT body FROM journal ORDER BY seq").map { [UInt8]($0) }
         }
         guard !bodies.isEmpty else { return }
-        // All of it decoded before any of it counts: a damaged entry refuses the store whole.
         var replayed = PendingRows()
         for body in bodies {
-            for image in try JournalCoding.decode(body) { replayed.merge(image) }
+            for image in try JournalCoding.decode(body).images { replayed.merge(image) }
         }
-        pending = replayed
-        journalEntries = bodies.count
-        try flush()
+        try main.transaction { db, statements in
+            for image in replayed.rows.values { try TableWriter.write(image, statements, db) }
+            try db.execute(sql: "DELETE FROM journal")
+        }
     }
-
-    static func text(_ json: JSON) -> String { JSONWriter.string(json) }
 
     /// The rows a change set writes, each as its image, in the order the change set gives them.
     /// Deletions, templates, tools, provider defaults, cache entries and metrics are not rows of
@@ -492,181 +564,5 @@ public final class SQLiteStore: EngineStore {
         for seq in c.effectsTaken { images.append(.effectTaken(seq: seq)) }
         for seq in c.effectDeletes { images.append(.effectDelete(seq: seq)) }
         return images
-    }
-
-    /// Writes a change set to its tables: what is not a row image, then the images.
-    private static func write(_ c: ChangeSet, _ images: [RowImage], _ statements: PreparedStatements,
-                              _ db: Database) throws {
-        for t in c.templates {
-            try db.execute(sql: """
-                INSERT INTO templates (templateId, seq, name, createdAt, canonical, sourceSchema) VALUES (?, ?, ?, ?, ?, ?)
-                """, arguments: [t.templateId, t.seq, t.name, t.createdAt.milliseconds, t.canonicalText, t.sourceSchema])
-        }
-        for t in c.tools {
-            try db.execute(sql: """
-                INSERT INTO tools (kind, spec, registeredAt) VALUES (?, ?, ?)
-                ON CONFLICT(kind) DO UPDATE SET spec = excluded.spec, registeredAt = excluded.registeredAt
-                """, arguments: [t.spec.kind, text(t.spec.json), t.registeredAt.milliseconds])
-        }
-        for (kind, params) in c.providerDefaults {
-            if let params {
-                try db.execute(sql: """
-                    INSERT INTO provider_defaults (kind, params) VALUES (?, ?)
-                    ON CONFLICT(kind) DO UPDATE SET params = excluded.params
-                    """, arguments: [kind, text(.object(params))])
-            } else {
-                try db.execute(sql: "DELETE FROM provider_defaults WHERE kind = ?", arguments: [kind])
-            }
-        }
-        for (id, asset) in c.assets where asset == nil {
-            try db.cachedStatement(sql: "DELETE FROM assets WHERE assetId = ?").execute(arguments: [id])
-        }
-        for change in c.workflows where change.new == nil {
-            guard let id = change.old?.workflowId else { continue }
-            for table in ["awaits", "runs", "nodes", "workflows"] {
-                try db.execute(sql: "DELETE FROM \(table) WHERE workflowId = ?", arguments: [id])
-            }
-        }
-        for image in images { try write(image, statements, db) }
-        for (_, entry) in c.cacheEntries {
-            guard let e = entry else { continue }
-            try db.cachedStatement(sql: """
-                INSERT INTO cache_entries (assetId, variant, bytes, lastUsedAt, pinned, useOrder) VALUES (?, ?, ?, ?, ?, ?)
-                ON CONFLICT(assetId, variant) DO UPDATE SET bytes = excluded.bytes, lastUsedAt = excluded.lastUsedAt,
-                    pinned = excluded.pinned, useOrder = excluded.useOrder
-                """).execute(arguments: [e.assetId, e.variant.rawValue, e.bytes, e.lastUsedAt.milliseconds, e.pinned,
-                                         e.useOrder])
-        }
-        for (key, entry) in c.cacheEntries where entry == nil {
-            guard let colon = key.firstIndex(of: ":") else { continue }
-            let variant = String(key[..<colon])
-            let assetId = String(key[key.index(after: colon)...])
-            try db.cachedStatement(sql: "DELETE FROM cache_entries WHERE assetId = ? AND variant = ?")
-                .execute(arguments: [assetId, variant])
-        }
-        for m in c.metricInserts {
-            try db.cachedStatement(sql: "INSERT INTO metrics (seq, data) VALUES (?, ?)")
-                .execute(arguments: [m.seq, text(.object(m.body))])
-        }
-        if let through = c.metricDeletesThrough {
-            try db.cachedStatement(sql: "DELETE FROM metrics WHERE seq <= ?").execute(arguments: [through])
-        }
-    }
-
-    /// Writes one row image. A row the table held is updated in place, and inserted only if
-    /// that changed nothing (an UPDATE skips the INSERT attempt and its uniqueness probes); a
-    /// new row is upserted.
-    private static func write(_ image: RowImage, _ statements: PreparedStatements, _ db: Database) throws {
-        switch image {
-        case .meta(let key, let value):
-            var row = try statements.row(.meta, db)
-            row.text(key)
-            row.utf8(value)
-            try row.run(db)
-        case .asset(let a):
-            var row = try statements.row(.asset, db)
-            row.text(a.assetId)
-            row.text(a.type)
-            row.int(a.createdAt)
-            row.bool(a.pinned)
-            row.int(a.orphanedAt)
-            row.utf8(a.data)
-            try row.run(db)
-        case .workflow(let w):
-            if w.existed {
-                var row = try statements.row(.workflowUpdate, db)
-                row.text(w.title)
-                row.text(w.status)
-                row.bool(w.archived)
-                row.int(w.updatedAt)
-                row.summaryColumns(w)
-                row.utf8(w.data)
-                row.text(w.workflowId)
-                if try row.runCountingChanges(db) > 0 { return }
-            }
-            var row = try statements.row(.workflow, db)
-            row.text(w.workflowId)
-            row.int(w.seq)
-            row.text(w.templateId)
-            row.text(w.title)
-            row.text(w.status)
-            row.bool(w.archived)
-            row.int(w.createdAt)
-            row.int(w.updatedAt)
-            row.summaryColumns(w)
-            row.utf8(w.data)
-            try row.run(db)
-        case .node(let n):
-            if n.existed {
-                var row = try statements.row(.nodeUpdate, db)
-                row.text(n.state)
-                row.utf8(n.data)
-                row.text(n.workflowId)
-                row.text(n.nodeId)
-                if try row.runCountingChanges(db) > 0 { return }
-            }
-            var row = try statements.row(.node, db)
-            row.text(n.workflowId)
-            row.text(n.nodeId)
-            row.int(n.position)
-            row.text(n.state)
-            row.utf8(n.data)
-            try row.run(db)
-        case .run(let r):
-            if r.existed && r.columnsKept {
-                // Only if the row's columns already hold exactly these values (a legacy status
-                // name is rewritten below, as the upsert always did).
-                var row = try statements.row(.runDataUpdate, db)
-                row.utf8(r.data)
-                row.text(r.runId)
-                row.text(r.status)
-                row.text(r.jobId)
-                if try row.runCountingChanges(db) > 0 { return }
-            }
-            if r.existed {
-                var row = try statements.row(.runUpdate, db)
-                row.text(r.status)
-                row.text(r.jobId)
-                row.utf8(r.data)
-                row.text(r.runId)
-                if try row.runCountingChanges(db) > 0 { return }
-            }
-            var row = try statements.row(.run, db)
-            row.text(r.runId)
-            row.text(r.workflowId)
-            row.text(r.nodeId)
-            row.int(r.seq)
-            row.text(r.status)
-            row.text(r.jobId)
-            row.utf8(r.data)
-            try row.run(db)
-        case .await(let a):
-            var row = try statements.row(.await, db)
-            row.text(a.awaitId)
-            row.text(a.workflowId)
-            row.text(a.nodeId)
-            row.text(a.runId)
-            row.int(a.seq)
-            row.text(a.status)
-            row.utf8(a.data)
-            try row.run(db)
-        case .effect(let e):
-            var row = try statements.row(.effectInsert, db)
-            row.int(e.seq)
-            row.text(e.effectId)
-            row.text(e.type)
-            row.text(e.answerKey)
-            row.bool(e.taken)
-            row.utf8(e.data)
-            try row.run(db)
-        case .effectTaken(let seq):
-            var row = try statements.row(.effectTaken, db)
-            row.int(seq)
-            try row.run(db)
-        case .effectDelete(let seq):
-            var row = try statements.row(.effectDelete, db)
-            row.int(seq)
-            try row.run(db)
-        }
     }
 }

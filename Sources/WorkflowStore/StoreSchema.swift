@@ -120,7 +120,9 @@ enum StoreSchema {
         m.registerMigration("v2-cache-use-order") { db in
             try db.execute(sql: "ALTER TABLE cache_entries ADD COLUMN useOrder INTEGER NOT NULL DEFAULT 0")
         }
-        // Commits made only of rows, not yet folded into their tables (`JournalCoding`).
+        // Commits made only of rows, not yet folded into their tables (`JournalCoding`). Since the
+        // journal has a file of its own (`JournalFile`), only a store an earlier version left
+        // after a kill has rows here: they are replayed at open.
         m.registerMigration("v3-journal") { db in
             try db.execute(sql: "CREATE TABLE journal (seq INTEGER PRIMARY KEY, body BLOB NOT NULL)")
         }

@@ -108,6 +108,6 @@ struct Driver {
     }
 
     static func remove(_ path: String) {
-        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+        for file in Engine.storeFiles(path) { try? FileManager.default.removeItem(atPath: file) }
     }
 }

@@ -8,8 +8,8 @@ import WorkflowStore
 enum StoreBench {
     /// With `effects`, the commit also inserts and deletes an effect row, which the journal
     /// does not take: every commit is written to its tables. Without, as the engine commits a
-    /// local completion (its `local.run` effect is never stored), every commit goes to the
-    /// journal and the slowest one is a fold.
+    /// local completion (its `local.run` effect is never stored), every commit on file goes to
+    /// the journal, which the store's thread folds beside it. An in-memory store has no journal.
     static func run(memory: Bool, effects: Bool = true) {
         let path = memory ? ":memory:" : Driver.tempStore("store")
         defer { if !memory { Driver.remove(path) } }
@@ -70,11 +70,10 @@ enum StoreBench {
         let end = DispatchTime.now().uptimeNanoseconds
         let seconds = Double(end - start) / 1e9
         let place = memory ? "memory" : "file"
-        // On file the slowest commit is usually the WAL's checkpoint (every 10,000 pages), with or
-        // without the journal; in memory, through the journal, it is a fold.
+        // Written to the tables, the slowest commit on file is usually the log's checkpoint (every
+        // 10,000 pages); through the journal, a fold the folder had not finished.
+        let how = effects || memory ? "written to the tables" : "through the journal (folded by its own thread)"
         print(String(format: "store (%@): %.1f µs per completion commit %@ (close included); slowest commit %.1f ms, close %.1f ms",
-                     place, seconds / Double(n) * 1e6,
-                     effects ? "written to the tables" : "through the journal (folded at \(store.journalLimit) rows)",
-                     Double(slowest) / 1e6, Double(end - closeStart) / 1e6))
+                     place, seconds / Double(n) * 1e6, how, Double(slowest) / 1e6, Double(end - closeStart) / 1e6))
     }
 }

@@ -1,5 +1,6 @@
 import WorkflowConformance
 import WorkflowCore
+import WorkflowEngine
 import XCTest
 
 /// A scripted host: answers each op from a table, and records what the runner asked of it.
@@ -216,13 +217,13 @@ final class RunnerTests: XCTestCase {
         host.answers["make"] = { _ in
             // Stand in for the engine creating its files.
             let path = host.configs[0]["store"]!.stringValue!
-            for suffix in ["", "-wal", "-shm"] { _ = FileManager.default.createFile(atPath: path + suffix, contents: Data()) }
+            for file in Engine.storeFiles(path) { _ = FileManager.default.createFile(atPath: file, contents: Data()) }
             return .success([:])
         }
         XCTAssertEqual(FixtureRunner(host: host).run(f).line, "PASS tmp")
         let path = try XCTUnwrap(host.configs[0]["store"]?.stringValue)
-        for suffix in ["", "-wal", "-shm"] {
-            XCTAssertFalse(FileManager.default.fileExists(atPath: path + suffix), path + suffix)
+        for file in Engine.storeFiles(path) {
+            XCTAssertFalse(FileManager.default.fileExists(atPath: file), file)
         }
     }
 }

@@ -14,7 +14,7 @@ final class StoreIntegrityTests: XCTestCase {
     }
 
     override func tearDown() {
-        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+        for file in Engine.storeFiles(path) { try? FileManager.default.removeItem(atPath: file) }
     }
 
     private func open() throws -> Engine {

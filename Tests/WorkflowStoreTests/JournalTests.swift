@@ -7,15 +7,18 @@ import XCTest
 private func tempPath() -> String { NSTemporaryDirectory() + "wf-journal-\(UUID().uuidString).sqlite" }
 
 private func removeStore(_ path: String) {
-    for s in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + s) }
+    for file in SQLiteStore.files(ofStore: path) { try? FileManager.default.removeItem(atPath: file) }
 }
 
-/// The database as a killed process leaves it: the files copied while the store is open, so
-/// nothing is folded or closed.
-private func copyAsKilled(_ path: String) -> String {
+/// The store's files as a process killed at this moment leaves them: copied while the store is
+/// open, with its writes held (the folder's too), so nothing is folded or closed.
+private func copyAsKilled(_ store: SQLiteStore) -> String {
     let copy = tempPath()
-    for s in ["", "-wal"] where FileManager.default.fileExists(atPath: path + s) {
-        try! FileManager.default.copyItem(atPath: path + s, toPath: copy + s)
+    store.withWritesHeld {
+        for (from, to) in zip(SQLiteStore.files(ofStore: store.path), SQLiteStore.files(ofStore: copy))
+        where FileManager.default.fileExists(atPath: from) && !from.hasSuffix("-shm") {
+            try! FileManager.default.copyItem(atPath: from, toPath: to)
+        }
     }
     return copy
 }
@@ -24,6 +27,59 @@ private func count(_ path: String, _ table: String) throws -> Int {
     let q = try DatabaseQueue(path: path)
     defer { try? q.close() }
     return try q.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM \(table)") ?? -1 }
+}
+
+/// Entries in the journal's file of the store at `path`.
+private func entries(_ path: String) throws -> Int { JournalFile.entryNumbers(ofStore: path).count }
+
+/// Entries of the journal the store's tables do not hold yet.
+private func unfoldedEntries(_ path: String) throws -> Int {
+    let folded = try foldedThrough(path)
+    return JournalFile.entryNumbers(ofStore: path).filter { $0 > folded }.count
+}
+
+/// Replaces the journal of the (closed) store at `path` with these entries.
+private func writeJournal(_ path: String, _ entries: [(seq: Int64, body: [UInt8])]) throws {
+    let id = try DatabaseQueue(path: path).read { db in
+        try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'store.id'").flatMap { try JSON(parsing: $0).stringValue }
+    }
+    let journal = try JournalFile(storePath: path, storeId: try XCTUnwrap(id), durability: .normal)
+    try journal.begin()
+    for e in entries { try journal.append(seq: e.seq, body: e.body, syncedThrough: 0) }
+    journal.close()
+}
+
+/// The last journal entry the store's tables hold.
+private func foldedThrough(_ path: String) throws -> Int64 {
+    let q = try DatabaseQueue(path: path)
+    defer { try? q.close() }
+    return try q.read {
+        try String.fetchOne($0, sql: "SELECT value FROM meta WHERE key = 'journal.foldedThrough'").flatMap { Int64($0) } ?? 0
+    }
+}
+
+/// An entry as earlier versions wrote it into the store's own `journal` table: version 1, no count
+/// of direct commits.
+private func legacyEntry(_ images: [RowImage]) -> [UInt8] {
+    let current = JournalCoding.encode(images, directCommits: 0)
+    return [JournalCoding.legacyVersion] + current.dropFirst(2)
+}
+
+/// Sets a value of the store's meta table behind its back.
+private func setMeta(_ path: String, _ key: String, _ value: String) throws {
+    let q = try DatabaseQueue(path: path)
+    defer { try? q.close() }
+    try q.write { try $0.execute(sql: "UPDATE meta SET value = ? WHERE key = ?", arguments: [value, key]) }
+}
+
+/// Waits (at most 10 s) until `condition` holds, for what the folder does on its own thread.
+private func eventually(_ what: String, _ condition: () throws -> Bool, file: StaticString = #filePath,
+                        line: UInt = #line) rethrows {
+    let deadline = Date().addingTimeInterval(10)
+    while try !condition() {
+        guard Date() < deadline else { return XCTFail("never happened: \(what)", file: file, line: line) }
+        Thread.sleep(forTimeInterval: 0.01)
+    }
 }
 
 private func summary(_ w: Workflow) -> WorkflowSummary {
@@ -79,73 +135,258 @@ private func driveOneWorkflow(_ store: SQLiteStore, _ i: Int) throws -> Workflow
 }
 
 final class JournalTests: XCTestCase {
-    /// A small commit of rows that cannot conflict is one journal row; the tables get it when something reads them,
-    /// and every read of the store sees it before that.
+    /// A small commit of rows that cannot conflict is one entry of the journal's own file; the
+    /// tables get it when something reads them, and every read of the store sees it before that.
     func testACommitOfRowsWaitsInTheJournalAndEveryReadSeesIt() throws {
         let path = tempPath()
         defer { removeStore(path) }
-        let store = try SQLiteStore(path: path)
+        let store = try SQLiteStore(path: path, folding: .whenFull)
         let w = try driveOneWorkflow(store, 1)
         XCTAssertEqual(try count(path, "workflows"), 1, "a new workflow (its seq is unique) goes to the table")
-        XCTAssertEqual(try count(path, "journal"), 2, "the run started, the run finished")
+        XCTAssertEqual(try entries(path), 2, "the run started, the run finished")
         XCTAssertEqual(try count(path, "runs"), 0, "not folded yet")
-        XCTAssertEqual(try store.workflowId(forRun: "run-1"), "wf-1", "answered from the journal")
-        XCTAssertEqual(try store.loadWorkflow("wf-1"), w, "loading a workflow with pending rows folds first")
-        XCTAssertEqual(try count(path, "journal"), 0)
+        XCTAssertEqual(try store.workflowId(forRun: "run-1"), "wf-1", "a read folds first")
+        XCTAssertEqual(try store.loadWorkflow("wf-1"), w)
         XCTAssertEqual(try count(path, "runs"), 1)
         XCTAssertEqual(try count(path, "nodes"), 2)
+        XCTAssertEqual(try foldedThrough(path), 2, "the tables say which entries they hold")
         XCTAssertEqual(try store.loadSnapshot().meta["counter.wf"], .int(1))
         store.close()
+        XCTAssertEqual(try entries(path), 0, "closing empties the journal")
+    }
+
+    /// By default a thread of the store's own folds the journal: the rows reach the tables with
+    /// no read asking for them, and the journal's file is emptied as the engine goes on.
+    func testTheFolderWritesTheJournalToTheTablesOnItsOwn() throws {
+        let path = tempPath()
+        defer { removeStore(path) }
+        let store = try SQLiteStore(path: path)
+        XCTAssertEqual(store.folding, .background)
+        var written: [Workflow] = []
+        for i in 1...3 { written.append(try driveOneWorkflow(store, i)) }
+        try eventually("the folder folds the six entries") { try foldedThrough(path) == 6 }
+        XCTAssertEqual(try count(path, "runs"), 3)
+        _ = try driveOneWorkflow(store, 4)
+        XCTAssertLessThanOrEqual(try entries(path), 2, "the next commit empties the journal of what was folded")
+        written.append(try store.loadWorkflow("wf-4")!)
+        let killed = copyAsKilled(store)
+        defer { removeStore(killed) }
+        store.close()
+        let reopened = try SQLiteStore(path: killed)
+        for w in written { XCTAssertEqual(try reopened.loadWorkflow(w.workflowId), w) }
+        reopened.close()
     }
 
     /// After a kill (nothing folded, nothing closed) the next open replays the journal in order:
     /// the store holds exactly what was committed, and the journal is empty.
     func testAJournalLeftByAKilledProcessIsReplayedOnOpen() throws {
+        for folding in JournalFolding.allCases {
+            let path = tempPath()
+            defer { removeStore(path) }
+            let store = try SQLiteStore(path: path, folding: folding)
+            var written: [Workflow] = []
+            for i in 1...5 { written.append(try driveOneWorkflow(store, i)) }
+            // Effects: one handed out, one answered before any fold, one left pending.
+            var cs = ChangeSet()
+            cs.effectInserts = [effect(1), effect(2), effect(3)]
+            try store.commit(cs)
+            cs = ChangeSet()
+            cs.effectsTaken = [1, 2]
+            try store.commit(cs)
+            cs = ChangeSet()
+            cs.effectDeletes = [2]
+            try store.commit(cs)
+
+            let killed = copyAsKilled(store)
+            defer { removeStore(killed) }
+            store.close()
+            let reopened = try SQLiteStore(path: killed)
+            XCTAssertEqual(try entries(killed), 0, "replayed and folded at open (\(folding))")
+            for w in written { XCTAssertEqual(try reopened.loadWorkflow(w.workflowId), w) }
+            let snapshot = try reopened.loadSnapshot()
+            XCTAssertEqual(snapshot.workflows.map(\.workflowId), written.map(\.workflowId))
+            XCTAssertEqual(snapshot.effects.map(\.seq), [1, 3])
+            XCTAssertEqual(snapshot.effects.map(\.taken), [true, false])
+            XCTAssertEqual(snapshot.meta["counter.wf"], .int(5), "the last image of a row wins")
+            XCTAssertTrue(snapshot.activeRuns.isEmpty)
+            reopened.close()
+        }
+    }
+
+    /// An entry the tables already hold is not replayed: rows written to the tables after it (by
+    /// a commit the journal does not take) are not overwritten with its older images.
+    func testAnEntryAlreadyFoldedIsNotReplayedOverLaterRows() throws {
         let path = tempPath()
         defer { removeStore(path) }
-        let store = try SQLiteStore(path: path)
-        var written: [Workflow] = []
-        for i in 1...5 { written.append(try driveOneWorkflow(store, i)) }
-        // Effects: one handed out, one answered before any fold, one left pending.
+        let store = try SQLiteStore(path: path, folding: .whenFull)
+        var w = try driveOneWorkflow(store, 1)
+        // A journaled change, then a change written to the tables (a new effect goes there).
+        var old = w
+        w.nodes[1].state = .runningRemote
         var cs = ChangeSet()
-        cs.effectInserts = [effect(1), effect(2), effect(3)]
+        cs.workflows = [(old, w, nil)]
         try store.commit(cs)
+        w.markClean()
+        old = w
+        w.nodes[1].state = .failed
         cs = ChangeSet()
-        cs.effectsTaken = [1, 2]
+        cs.workflows = [(old, w, nil)]
+        cs.effectInserts = [effect(1)]
         try store.commit(cs)
-        cs = ChangeSet()
-        cs.effectDeletes = [2]
-        try store.commit(cs)
-        XCTAssertGreaterThan(try count(path, "journal"), 0)
-
-        let killed = copyAsKilled(path)
+        w.markClean()
+        XCTAssertEqual(try entries(path), 3, "folded, not synced: the journal keeps them")
+        let killed = copyAsKilled(store)
         defer { removeStore(killed) }
         store.close()
         let reopened = try SQLiteStore(path: killed)
-        XCTAssertEqual(try count(killed, "journal"), 0, "replayed and folded at open")
-        for w in written { XCTAssertEqual(try reopened.loadWorkflow(w.workflowId), w) }
-        let snapshot = try reopened.loadSnapshot()
-        XCTAssertEqual(snapshot.workflows.map(\.workflowId), written.map(\.workflowId))
-        XCTAssertEqual(snapshot.effects.map(\.seq), [1, 3])
-        XCTAssertEqual(snapshot.effects.map(\.taken), [true, false])
-        XCTAssertEqual(snapshot.meta["counter.wf"], .int(5), "the last image of a row wins")
-        XCTAssertTrue(snapshot.activeRuns.isEmpty)
+        XCTAssertEqual(try reopened.loadWorkflow("wf-1")?.nodes[1].state, .failed)
+        XCTAssertEqual(try reopened.loadWorkflow("wf-1"), w)
         reopened.close()
     }
 
+    /// Entry numbers are never used twice, across closes and reopens: the tables' record of the
+    /// last entry folded always tells folded entries from new ones.
+    func testEntryNumbersGoOnAcrossReopens() throws {
+        let path = tempPath()
+        defer { removeStore(path) }
+        var store = try SQLiteStore(path: path, folding: .whenFull)
+        var w = try driveOneWorkflow(store, 1)
+        store.close()
+        XCTAssertEqual(try foldedThrough(path), 2)
+        store = try SQLiteStore(path: path, folding: .whenFull)
+        let old = w
+        w.nodes[1].state = .succeeded
+        var cs = ChangeSet()
+        cs.workflows = [(old, w, nil)]
+        try store.commit(cs)
+        let killed = copyAsKilled(store)
+        defer { removeStore(killed) }
+        XCTAssertEqual(JournalFile.entryNumbers(ofStore: killed), [3])
+        store.close()
+        let reopened = try SQLiteStore(path: killed)
+        XCTAssertEqual(try reopened.loadWorkflow("wf-1")?.nodes[1].state, .succeeded)
+        reopened.close()
+    }
+
+    /// A journal left beside a store file that was deleted and made again belongs to the old
+    /// store: it is emptied, never replayed into the new one.
+    func testAJournalOfAnotherStoreIsNotReplayed() throws {
+        let path = tempPath()
+        defer { removeStore(path) }
+        let store = try SQLiteStore(path: path, folding: .whenFull)
+        _ = try driveOneWorkflow(store, 1)
+        let killed = copyAsKilled(store)
+        defer { removeStore(killed) }
+        store.close()
+        for file in SQLiteStore.files(ofStore: killed).prefix(3) { try? FileManager.default.removeItem(atPath: file) }
+        XCTAssertEqual(try entries(killed), 2)
+        let fresh = try SQLiteStore(path: killed)
+        XCTAssertEqual(try entries(killed), 0)
+        XCTAssertTrue(try fresh.loadSnapshot().workflows.isEmpty)
+        XCTAssertNil(try fresh.workflowId(forRun: "run-1"))
+        fresh.close()
+    }
+
+    /// With `synchronous=NORMAL` a power loss may take the last commits of each file separately.
+    /// Entries appended after a commit written straight to the tables that the store lost are not
+    /// replayed (they could name rows that commit made): the store comes back as it was before
+    /// it, with no hole, and the open reports how many entries it dropped.
+    func testEntriesAfterADirectCommitThePowerLossTookAreNotReplayed() throws {
+        let path = tempPath()
+        defer { removeStore(path) }
+        let store = try SQLiteStore(path: path, folding: .whenFull)
+        var w = try driveOneWorkflow(store, 1)  // the creation is a direct commit, then two entries
+        var old = w
+        w.nodes[1].state = .ready
+        var cs = ChangeSet()
+        cs.workflows = [(old, w, nil)]
+        cs.effectInserts = [effect(1)]  // a new effect: written straight to the tables
+        try store.commit(cs)
+        w.markClean()
+        old = w
+        w.nodes[1].state = .runningRemote
+        cs = ChangeSet()
+        cs.workflows = [(old, w, nil)]
+        try store.commit(cs)  // journaled, after the second direct commit
+        w.markClean()
+        let killed = copyAsKilled(store)
+        defer { removeStore(killed) }
+        store.close()
+        // As if the second direct commit never reached the disk.
+        try setMeta(killed, "journal.directCommits", "1")
+        let reopened = try SQLiteStore(path: killed)
+        XCTAssertEqual(reopened.entriesDiscardedAtOpen, 1)
+        XCTAssertEqual(try reopened.loadWorkflow("wf-1")?.nodes[1].state, .ready, "the entry after it is dropped")
+        XCTAssertEqual(try entries(killed), 0)
+        reopened.close()
+        let again = try SQLiteStore(path: killed)
+        XCTAssertEqual(again.entriesDiscardedAtOpen, 0, "dropped for good")
+        again.close()
+    }
+
+    /// A store written by an earlier version keeps its journal in its own `journal` table: it is
+    /// replayed at open, and emptied.
+    func testAJournalKeptInTheStoreByAnEarlierVersionIsReplayed() throws {
+        let path = tempPath()
+        defer { removeStore(path) }
+        var store = try SQLiteStore(path: path, folding: .whenFull)
+        let w = try driveOneWorkflow(store, 1)
+        store.close()
+        let node = NodeRow(workflowId: "wf-1", nodeId: "b", position: 1, state: "skipped",
+                           data: RecordCoding.nodeBytes(NodeInstance(nodeId: "b", state: .skipped, updatedAt: t0)), existed: true)
+        let q = try DatabaseQueue(path: path)
+        try q.write { db in
+            try db.execute(sql: "INSERT INTO journal (body) VALUES (?)", arguments: [Data(legacyEntry([.node(node)]))])
+        }
+        try q.close()
+        store = try SQLiteStore(path: path, folding: .whenFull)
+        XCTAssertEqual(try count(path, "journal"), 0)
+        XCTAssertEqual(try store.loadWorkflow("wf-1")?.nodes[1].state, .skipped)
+        XCTAssertEqual(try store.loadWorkflow("wf-1")?.nodes[0], w.nodes[0])
+        store.close()
+    }
+
+    /// Killed at any moment while the folder works: the copy always opens to exactly what was
+    /// committed before the moment.
+    func testAKillAtAnyMomentOfTheFolderLosesNothing() throws {
+        let path = tempPath()
+        defer { removeStore(path) }
+        let store = try SQLiteStore(path: path, journalLimit: 40)
+        var rng = SplitMix64(seed: 5)
+        var workflows: [Workflow] = []
+        for i in 1...6 { workflows.append(try driveOneWorkflow(store, i)) }
+        for round in 0..<120 {
+            let i = Int(rng.next() % UInt64(workflows.count))
+            let old = workflows[i]
+            workflows[i].runs[0].progress = Double(round) / 1000
+            workflows[i].nodes[1].state = round % 2 == 0 ? .ready : .blocked
+            var cs = ChangeSet()
+            cs.workflows = [(old, workflows[i], nil)]
+            try store.commit(cs)
+            workflows[i].markClean()
+            guard round % 20 == 7 else { continue }
+            let killed = copyAsKilled(store)
+            defer { removeStore(killed) }
+            let reopened = try SQLiteStore(path: killed)
+            for w in workflows { XCTAssertEqual(try reopened.loadWorkflow(w.workflowId), w, "round \(round)") }
+            reopened.close()
+        }
+        store.close()
+    }
+
     /// The journal holds at most `journalLimit` rows: the commit that would pass it writes
-    /// everything to the tables, in the same transaction that empties the journal.
+    /// everything to the tables, in the same transaction that records them folded.
     func testTheJournalIsFoldedWhenItReachesItsLimit() throws {
         let path = tempPath()
         defer { removeStore(path) }
-        let store = try SQLiteStore(path: path, journalLimit: 10)
+        let store = try SQLiteStore(path: path, folding: .whenFull, journalLimit: 10)
         var written: [Workflow] = []
         for i in 1...8 {
             written.append(try driveOneWorkflow(store, i))
-            XCTAssertLessThanOrEqual(try count(path, "journal"), 10)
+            XCTAssertLessThanOrEqual(try unfoldedEntries(path), 10)
         }
         XCTAssertGreaterThan(try count(path, "runs"), 0, "folded along the way")
-        let killed = copyAsKilled(path)
+        let killed = copyAsKilled(store)
         defer { removeStore(killed) }
         store.close()
         let reopened = try SQLiteStore(path: killed)
@@ -158,7 +399,7 @@ final class JournalTests: XCTestCase {
     func testARowRewrittenByEveryCommitStillFoldsAtTheLimit() throws {
         let path = tempPath()
         defer { removeStore(path) }
-        let store = try SQLiteStore(path: path, journalLimit: 10)
+        let store = try SQLiteStore(path: path, folding: .whenFull, journalLimit: 10)
         var w = try driveOneWorkflow(store, 1)
         for i in 1...50 {
             let old = w
@@ -167,9 +408,9 @@ final class JournalTests: XCTestCase {
             cs.workflows = [(old, w, nil)]
             try store.commit(cs)
             w.markClean()
-            XCTAssertLessThanOrEqual(try count(path, "journal"), 10)
+            XCTAssertLessThanOrEqual(try entries(path), 11, "at most the limit, and the one appended")
         }
-        let killed = copyAsKilled(path)
+        let killed = copyAsKilled(store)
         defer { removeStore(killed) }
         store.close()
         let reopened = try SQLiteStore(path: killed)
@@ -182,20 +423,21 @@ final class JournalTests: XCTestCase {
     func testAFailedCommitLeavesTheJournalAsItWas() throws {
         let path = tempPath()
         defer { removeStore(path) }
-        let store = try SQLiteStore(path: path)
+        let store = try SQLiteStore(path: path, folding: .whenFull)
         let template = StoredTemplate(templateId: "tpl-1", seq: 1, name: "t", createdAt: t0, canonicalText: "{}",
                                       sourceSchema: "app.workflow/v2")
         var cs = ChangeSet()
         cs.templates = [template]
         try store.commit(cs)
         let w = try driveOneWorkflow(store, 1)
-        let journal = try count(path, "journal")
+        let journal = try entries(path)
         cs = ChangeSet()
         cs.templates = [template]  // the same id again: refused by the table
         XCTAssertThrowsError(try store.commit(cs))
-        XCTAssertEqual(try count(path, "journal"), journal)
+        XCTAssertEqual(try entries(path), journal)
         XCTAssertEqual(try count(path, "runs"), 0)
-        let killed = copyAsKilled(path)
+        XCTAssertEqual(try foldedThrough(path), 0)
+        let killed = copyAsKilled(store)
         defer { removeStore(killed) }
         XCTAssertEqual(try store.loadWorkflow("wf-1"), w)
         store.close()
@@ -204,23 +446,49 @@ final class JournalTests: XCTestCase {
         reopened.close()
     }
 
-    /// A damaged journal entry refuses the store with `storeCorrupt`, and folds none of it.
-    func testADamagedJournalRefusesToOpenAndKeepsIt() throws {
+    /// A record cut short or failing its checksum is where a kill or a power loss stopped a
+    /// write: it and whatever follows are not the journal (the call that wrote it never
+    /// returned). The records before it are replayed.
+    func testATornRecordEndsTheJournal() throws {
         let path = tempPath()
         defer { removeStore(path) }
-        let store = try SQLiteStore(path: path)
-        _ = try driveOneWorkflow(store, 1)
-        let killed = copyAsKilled(path)
+        let store = try SQLiteStore(path: path, folding: .whenFull)
+        var w = try driveOneWorkflow(store, 1)
+        let old = w
+        w.nodes[1].state = .runningRemote
+        var cs = ChangeSet()
+        cs.workflows = [(old, w, nil)]
+        try store.commit(cs)
+        let killed = copyAsKilled(store)
         defer { removeStore(killed) }
         store.close()
-        let q = try DatabaseQueue(path: killed)
-        try q.write { try $0.execute(sql: "UPDATE journal SET body = substr(body, 1, 20) WHERE seq = (SELECT MAX(seq) FROM journal)") }
-        try q.close()
-        XCTAssertThrowsError(try SQLiteStore(path: killed)) { error in
+        let file = JournalFile.path(forStore: killed)
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: file)))
+        XCTAssertEqual(JournalFile.entryNumbers(ofStore: killed), [1, 2, 3])
+        bytes[bytes.count - 3] ^= 0xFF  // inside the last record's payload
+        try Data(bytes).write(to: URL(fileURLWithPath: file))
+        XCTAssertEqual(JournalFile.entryNumbers(ofStore: killed), [1, 2])
+        let reopened = try SQLiteStore(path: killed)
+        XCTAssertEqual(try reopened.loadWorkflow("wf-1")?.runs[0].status, .succeeded, "entries 1 and 2 are replayed")
+        XCTAssertEqual(try reopened.loadWorkflow("wf-1")?.nodes[1].state, .ready, "as the run left it; entry 3 is not")
+        reopened.close()
+    }
+
+    /// A record written whole (its checksum holds) whose entry does not decode was not written by
+    /// this library: the store is refused with `storeCorrupt`, and nothing of the journal is
+    /// applied.
+    func testADamagedJournalEntryRefusesToOpenAndKeepsIt() throws {
+        let path = tempPath()
+        defer { removeStore(path) }
+        let store = try SQLiteStore(path: path, folding: .whenFull)
+        let good = JournalCoding.encode([.meta(key: "counter.x", value: Array("1".utf8))])
+        store.close()
+        try writeJournal(path, [(1, good), (2, Array(good.prefix(5)))])
+        XCTAssertThrowsError(try SQLiteStore(path: path)) { error in
             XCTAssertEqual((error as? StoreError)?.code, "storeCorrupt")
         }
-        XCTAssertEqual(try count(killed, "journal"), 2)
-        XCTAssertEqual(try count(killed, "runs"), 0)
+        XCTAssertEqual(try entries(path), 2, "kept for a later look")
+        XCTAssertEqual(try foldedThrough(path), 0)
     }
 
     /// Entries whose images cancel out (an effect inserted, then deleted) leave nothing pending,
@@ -230,18 +498,77 @@ final class JournalTests: XCTestCase {
         defer { removeStore(path) }
         try SQLiteStore(path: path).close()
         let e = EffectRow(seq: 9, effectId: "e-9", type: "remote.submit", answerKey: "k", taken: false, data: Array("{}".utf8))
-        let q = try DatabaseQueue(path: path)
-        try q.write { db in
-            try db.execute(sql: "INSERT INTO journal (body) VALUES (?)", arguments: [Data(JournalCoding.encode([.effect(e)]))])
-            try db.execute(sql: "INSERT INTO journal (body) VALUES (?)",
-                           arguments: [Data(JournalCoding.encode([.effectTaken(seq: 9), .effectDelete(seq: 9)]))])
-        }
-        try q.close()
+        try writeJournal(path, [(1, JournalCoding.encode([.effect(e)])),
+                                (2, JournalCoding.encode([.effectTaken(seq: 9), .effectDelete(seq: 9)]))])
         let store = try SQLiteStore(path: path)
-        XCTAssertEqual(try count(path, "journal"), 0)
+        XCTAssertEqual(try entries(path), 0)
         XCTAssertEqual(try count(path, "effects"), 0)
+        XCTAssertEqual(try foldedThrough(path), 2)
         XCTAssertTrue(try store.loadSnapshot().effects.isEmpty)
         store.close()
+    }
+
+    /// A journaled commit's entry is written straight from its records: byte for byte the entry
+    /// of the row images the same change set makes, for every kind of change the journal takes.
+    func testAnEntryWrittenFromTheRecordsIsTheEntryOfTheirImages() throws {
+        var rng = SplitMix64(seed: 3)
+        for round in 0..<200 {
+            var w = workflow(round)
+            w.markClean()
+            let old = w
+            var next = w
+            if Bool.random(using: &rng) { next.nodes[0].state = .runningRemote }
+            if Bool.random(using: &rng) {
+                next.nodes[1].blockedReason = BlockedReason(code: "inputChanged", message: "Input from 'a' has changed.",
+                                                            details: ["port": "image"])
+            }
+            if Bool.random(using: &rng) { next.nodes[1].outputs = ["image": "as-\(round)", "mask": "as-m"] }
+            for r in 0..<Int.random(in: 0...3, using: &rng) {
+                var run = makeRun("run-\(round)-\(r)", node: r % 2 == 0 ? "a" : "b")
+                run.jobId = Bool.random(using: &rng) ? "job-\(r)" : nil
+                run.progress = Bool.random(using: &rng) ? 0.25 : nil
+                run.logTail = Bool.random(using: &rng) ? ["line \"1\"", "é"] : []
+                run.outputs = ["text": "as-\(r)"]
+                next.runs.append(run)
+            }
+            if Bool.random(using: &rng) { next.title = "Renamed \(round)" }
+            var cs = ChangeSet()
+            cs.workflows = [(old, next, Bool.random(using: &rng) ? summary(next) : nil)]
+            if round % 3 == 0 { cs.workflowChanges[next.workflowId] = next.changes(since: old) }
+            if Bool.random(using: &rng) { cs.meta["counter.run"] = .int(Int64(round)) }
+            if Bool.random(using: &rng) {
+                var a = Asset(assetId: "as-\(round)", type: "ImageRef", uri: "file:///x\(round).png", createdAt: t0)
+                a.bytes = Int64(round)
+                a.meta = ["providerSchema": "v1", "w": 512]
+                a.provenance = Provenance(workflowId: "wf-\(round)", nodeId: "a", runId: "run-1", port: "image")
+                cs.assets[a.assetId] = .some(a)
+            }
+            if Bool.random(using: &rng) { cs.effectsTaken = [Int64(round)] }
+            if Bool.random(using: &rng) { cs.effectDeletes = [Int64(round + 1)] }
+            let plan = try XCTUnwrap(JournalCoding.plan(cs), "round \(round)")
+            let images = SQLiteStore.images(of: cs)
+            XCTAssertEqual(plan.rows, images.count, "round \(round)")
+            XCTAssertTrue(images.allSatisfy(\.isJournalable), "round \(round)")
+            XCTAssertEqual(JournalCoding.encode(cs, plan, directCommits: Int64(round)),
+                           JournalCoding.encode(images, directCommits: Int64(round)), "round \(round)")
+        }
+        // What the journal does not take: a new workflow, an await, a new effect, a deletion.
+        var old = workflow(1)
+        old.markClean()
+        var awaiting = old
+        awaiting.awaits.append(AwaitRequest(awaitId: "aw-1", workflowId: "wf-1", nodeId: "a", runId: "run-1",
+                                            type: .drawMask, title: "Mask", detail: nil, urgency: .normal, blocking: true,
+                                            createdAt: t0, expiresAt: nil, deepLink: "app://x", onTimeout: .cancel,
+                                            onCancel: nil, skippable: false, notificationTitle: "t", notificationBody: "b"))
+        var sets: [ChangeSet] = [ChangeSet(), ChangeSet(), ChangeSet(), ChangeSet()]
+        sets[0].workflows = [(nil, workflow(1), summary(workflow(1)))]
+        sets[1].workflows = [(old, awaiting, nil)]
+        sets[2].effectInserts = [effect(1)]
+        sets[3].assets["as-1"] = .some(nil)
+        for cs in sets {
+            XCTAssertNil(JournalCoding.plan(cs))
+            XCTAssertFalse(cs.isOnlyRows && SQLiteStore.images(of: cs).allSatisfy(\.isJournalable))
+        }
     }
 
     /// Every kind of row image reads back as it was written.
@@ -266,8 +593,11 @@ final class JournalTests: XCTestCase {
             .effectTaken(seq: 3),
             .effectDelete(seq: Int64.min),
         ]
-        XCTAssertEqual(try JournalCoding.decode(JournalCoding.encode(images)), images)
-        XCTAssertEqual(try JournalCoding.decode(JournalCoding.encode([])), [])
+        XCTAssertEqual(try JournalCoding.decode(JournalCoding.encode(images, directCommits: 7)),
+                       JournalCoding.Entry(directCommits: 7, images: images))
+        XCTAssertEqual(try JournalCoding.decode(JournalCoding.encode([])), JournalCoding.Entry(directCommits: 0, images: []))
+        XCTAssertEqual(try JournalCoding.decode(legacyEntry(images)), JournalCoding.Entry(directCommits: 0, images: images),
+                       "an earlier version's entry (no count) reads as after none")
     }
 
     /// Merging keeps the last image of each row, and writing the merged images once leaves the
@@ -307,7 +637,6 @@ final class JournalTests: XCTestCase {
         p.merge(.node(node))
         p.merge(.node(later))
         XCTAssertEqual(p.rows[.node("wf", "n")], .node(node), "new before the first image: still new")
-        XCTAssertEqual(p.workflowIds, ["wf"])
     }
 }
 

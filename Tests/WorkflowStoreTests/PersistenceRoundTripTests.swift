@@ -17,7 +17,7 @@ private func summary(_ w: Workflow) -> WorkflowSummary {
 final class PersistenceRoundTripTests: XCTestCase {
     func testRandomWorkflowsRoundTripThroughTheStore() throws {
         let path = tempPath()
-        defer { for s in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + s) } }
+        defer { for file in SQLiteStore.files(ofStore: path) { try? FileManager.default.removeItem(atPath: file) } }
         let store = try SQLiteStore(path: path)
         var rng = SplitMix64(seed: 11)
         var written: [Workflow] = []
@@ -49,7 +49,7 @@ final class PersistenceRoundTripTests: XCTestCase {
     /// exactly as the upsert wrote them, a legacy status name included.
     func testUpdatesInPlaceWriteTheSameColumnsAsTheUpsert() throws {
         let path = tempPath()
-        defer { for s in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + s) } }
+        defer { for file in SQLiteStore.files(ofStore: path) { try? FileManager.default.removeItem(atPath: file) } }
         var store = try SQLiteStore(path: path)
         let now = Timestamp(milliseconds: 1_000)
         var w = Workflow(workflowId: "wf-1", seq: 1, templateId: "tpl-1", title: "t", createdAt: now,
@@ -228,7 +228,7 @@ final class PersistenceRoundTripTests: XCTestCase {
 final class MigrationTests: XCTestCase {
     func testAStoreWrittenByANewerLibraryIsRefused() throws {
         let path = tempPath()
-        defer { for s in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + s) } }
+        defer { for file in SQLiteStore.files(ofStore: path) { try? FileManager.default.removeItem(atPath: file) } }
         let store = try SQLiteStore(path: path)
         store.close()
         let q = try DatabaseQueue(path: path)
@@ -244,7 +244,7 @@ final class MigrationTests: XCTestCase {
     /// anything used since.
     func testAV1StoreMigratesToTheCurrentSchemaKeepingItsCacheEntries() throws {
         let path = tempPath()
-        defer { for s in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + s) } }
+        defer { for file in SQLiteStore.files(ofStore: path) { try? FileManager.default.removeItem(atPath: file) } }
         let q = try DatabaseQueue(path: path)
         try StoreSchema.migrator.migrate(q, upTo: "v1")
         try q.write { db in

@@ -732,8 +732,9 @@ int main(int argc, char **argv) {
     free(workflow_id);
     wf_engine_free(engine);
     if (temporary) {
-        const char *suffixes[] = {"", "-wal", "-shm", "-journal"};
-        for (size_t i = 0; i < 4; i++) {
+        /* The store, its journal, and SQLite's side files of both. */
+        const char *suffixes[] = {"", "-wal", "-shm", "-journal", "-wfjournal", "-wfjournal-wal", "-wfjournal-shm"};
+        for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++) {
             char path[sizeof temp_store + 16];
             snprintf(path, sizeof path, "%s%s", temp_store, suffixes[i]);
             unlink(path);

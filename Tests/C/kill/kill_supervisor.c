@@ -126,7 +126,9 @@ static void describe(int status, char *out, size_t size) {
 }
 
 static void remove_round_files(const char *store) {
-    static const char *const suffixes[] = {"", "-wal", "-shm", "-journal", ".jobs", ".jobs.tmp", ".log", ".out"};
+    static const char *const suffixes[] = {
+        "", "-wal", "-shm", "-journal", "-wfjournal", "-wfjournal-wal", "-wfjournal-shm",
+        ".jobs", ".jobs.tmp", ".log", ".out"};
     char path[4200];
     for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++) {
         snprintf(path, sizeof path, "%s%s", store, suffixes[i]);

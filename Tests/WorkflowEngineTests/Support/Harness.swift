@@ -29,7 +29,7 @@ final class Harness {
     deinit {
         engine.close()
         if let storePath {
-            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: storePath + suffix) }
+            for file in Engine.storeFiles(storePath) { try? FileManager.default.removeItem(atPath: file) }
         }
     }
 

@@ -716,12 +716,12 @@ class _Run:
             self.op_step(number, step)
 
     def finish(self) -> None:
-        """Close the live engine and delete a temporary store with its -wal and -shm."""
+        """Close the live engine and delete a temporary store with its journal and side files."""
         if self.engine is not None:
             self.engine.close()
             self.engine = None
         if self.store is not None:
-            for suffix in ("", "-wal", "-shm", "-journal"):
+            for suffix in ("", "-wal", "-shm", "-journal", "-wfjournal", "-wfjournal-wal", "-wfjournal-shm"):
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(self.store + suffix)
 

@@ -1,0 +1,148 @@
+import Foundation
+import GRDB
+
+/// The journal's entries committed and not yet folded into the store's tables, in commit order,
+/// and the lock that serialises writes to the tables.
+///
+/// The engine's thread appends an entry with every journaled commit (``JournalFile``);
+/// entries are *folded* (their rows written to the tables, in a transaction that also records
+/// the last entry folded) by the store's ``JournalFolder`` on its own thread, or by the engine's
+/// thread itself when it must read the tables, when the backlog is full, or before a commit the
+/// journal does not take. Whoever folds holds ``writeLock``; the folder merges the entries'
+/// images (keeping the last image of each row) before it takes the lock.
+///
+/// A fold is synced (its commit waits until the store's log is on disk, whatever the
+/// durability): only then may the journal delete the entries it holds (``syncedThrough``), so a
+/// power loss can never take an entry from both files.
+final class JournalBacklog: @unchecked Sendable {
+    /// A journal entry as it was appended: decoded by whoever folds it.
+    struct Entry: Sendable {
+        let seq: Int64
+        let body: [UInt8]
+        let rows: Int
+        /// The workflows whose rows it writes.
+        let workflowIds: [String]
+    }
+
+    /// Held by every write to the store's tables.
+    let writeLock = StoreWriteLock()
+    /// Guards the fields below (never held across a transaction).
+    private let lock = NSLock()
+    private var entries: [Entry] = []
+    private var rows = 0
+    /// Each workflow with rows in the backlog, and the last entry holding some.
+    private var workflows: [String: Int64] = [:]
+    /// The last entry whose rows are in the tables (meta `journal.foldedThrough`).
+    private var folded: Int64 = 0
+    /// The last entry whose rows are in the tables and on disk.
+    private var synced: Int64 = 0
+
+    /// The store's meta key holding the last entry folded.
+    static let foldedThroughKey = "journal.foldedThrough"
+    /// The store's meta key counting the commits written straight to the tables.
+    static let directCommitsKey = "journal.directCommits"
+
+    /// Rows and entries waiting.
+    var counts: (rows: Int, entries: Int) { lock.withLock { (rows, entries.count) } }
+
+    var isEmpty: Bool { lock.withLock { entries.isEmpty } }
+
+    /// Whether some rows of workflow `id` are waiting.
+    func holdsRows(ofWorkflow id: String) -> Bool {
+        lock.withLock {
+            guard let last = workflows[id], let first = entries.first else { return false }
+            return last >= first.seq
+        }
+    }
+
+    /// A committed entry joins the backlog.
+    func append(_ entry: Entry) {
+        lock.withLock {
+            entries.append(entry)
+            rows += entry.rows
+            for id in entry.workflowIds { workflows[id] = entry.seq }
+        }
+    }
+
+    /// The entries waiting now, oldest first.
+    func snapshot() -> [Entry] { lock.withLock { entries } }
+
+    /// The oldest entry waiting, if any.
+    var firstSeq: Int64? { lock.withLock { entries.first?.seq } }
+
+    /// The last entry whose rows are in the tables.
+    var foldedThrough: Int64 { lock.withLock { folded } }
+
+    /// The last entry whose rows are in the tables and on disk: the journal may delete the
+    /// entries up to it.
+    var syncedThrough: Int64 { lock.withLock { synced } }
+
+    /// The entries through `seq` are in the tables now (their transaction committed); `synced`:
+    /// and on disk, with everything committed before.
+    func folded(through seq: Int64, synced isSynced: Bool) {
+        lock.withLock {
+            folded = max(folded, seq)
+            if isSynced { synced = folded }
+            let n = entries.prefix { $0.seq <= seq }.count
+            for e in entries.prefix(n) { rows -= e.rows }
+            entries.removeFirst(n)
+            if entries.isEmpty { workflows.removeAll(keepingCapacity: true) }
+        }
+    }
+
+    // MARK: Folding
+
+    /// The last image of each row of `entries`, merged in order (each entry decoded: its bytes
+    /// were committed, so a failure to decode them is `storeCorrupt`).
+    static func merge(_ entries: [Entry]) throws -> PendingRows {
+        var merged = PendingRows()
+        for e in entries {
+            for image in try JournalCoding.decode(e.body).images { merged.merge(image) }
+        }
+        return merged
+    }
+
+    /// Writes `merged` to the tables and records entry `seq` as the last folded, inside the
+    /// caller's transaction.
+    static func write(_ merged: PendingRows, through seq: Int64, _ statements: PreparedStatements,
+                      _ db: Database) throws {
+        for image in merged.rows.values { try TableWriter.write(image, statements, db) }
+        try writeMeta(foldedThroughKey, seq, statements, db)
+    }
+
+    static func writeMeta(_ key: String, _ value: Int64, _ statements: PreparedStatements, _ db: Database) throws {
+        var row = try statements.row(.meta, db)
+        row.text(key)
+        row.text(String(value))
+        try row.run(db)
+    }
+
+    /// Folds every entry waiting, through `connection`, in one synced transaction. The caller
+    /// holds ``writeLock``.
+    func foldAll(on connection: StoreConnection) throws {
+        let waiting = snapshot()
+        guard let last = waiting.last?.seq else { return }
+        let merged = try Self.merge(waiting)
+        try connection.transaction(synced: true) { db, statements in
+            try Self.write(merged, through: last, statements, db)
+        }
+        folded(through: last, synced: true)
+    }
+
+    /// The folder's fold: the entries waiting now, merged before the lock is taken, written in
+    /// one synced transaction. Returns whether it folded them; when the engine's thread folded
+    /// some of them meanwhile it folds nothing, and the caller looks again.
+    func foldInBackground(on connection: StoreConnection) throws -> Bool {
+        let waiting = snapshot()
+        guard let first = waiting.first?.seq, let last = waiting.last?.seq else { return false }
+        let merged = try Self.merge(waiting)
+        writeLock.lockForFolder()
+        defer { writeLock.unlock() }
+        guard firstSeq == first else { return false }
+        try connection.transaction(synced: true) { db, statements in
+            try Self.write(merged, through: last, statements, db)
+        }
+        folded(through: last, synced: true)
+        return true
+    }
+}

@@ -1,0 +1,285 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+
+/// The journal's file beside the store's (`<store>-wfjournal`): an append-only log, one record
+/// per journaled commit holding the commit's row images (``JournalCoding``). Appending a record
+/// is one `pwrite` (and an `fdatasync` with ``Durability/full``): what a call waits for before it
+/// returns, instead of a SQLite transaction.
+///
+/// A file of its own, beside the SQLite file, so that appending never waits for the folder
+/// writing the store's tables (SQLite lets one connection write a file at a time). The two stay
+/// consistent through the store's meta, written in the transactions that change the tables:
+/// `journal.foldedThrough`, the last entry whose rows are in the tables (opening replays the
+/// entries after it), and `journal.directCommits`, how many commits were written straight to the
+/// tables (each entry carries the count it was appended after). After a power loss (with
+/// `synchronous=NORMAL` each file may lose its last writes, separately), entries appended after
+/// a commit written straight to the tables that the store lost are not replayed: the store comes
+/// back as it was before that commit, never with a hole.
+///
+/// Layout: a 64-byte header (``magic``, then the store's id, so that a journal left beside a
+/// store that was deleted and made again is never replayed into the new one), then records of
+/// a 24-byte head (payload length, a zero word, entry number, checksum) and the payload. Entry
+/// numbers follow each other by one; reading stops at the first record that is cut short, fails
+/// its checksum or breaks the sequence, so what a kill or a power loss left half-written is
+/// never read. Once every entry in the file is in the tables and on disk, the next append
+/// empties the file first.
+///
+/// One engine at a time appends: opening takes the file over under an exclusive `flock`, reads
+/// it, and puts a new, empty file in its place (a rename); every append holds a shared `flock`
+/// and checks that its file is still the one at the path, so an engine that opened the store
+/// earlier is refused (`storeInUse`) instead of appending where nobody reads.
+package final class JournalFile {
+    package static func path(forStore path: String) -> String { path + "-wfjournal" }
+
+    static let magic: [UInt8] = Array("WFJOURNAL\u{0}1\u{0}".utf8)  // 12 bytes: name, format 1
+    static let headerSize = 64
+    static let recordHead = 24
+
+    private let path: String
+    private let durability: Durability
+    private let header: [UInt8]
+    /// The file taken over at open, exclusively locked until ``begin(durable:)``.
+    private var previous: Int32 = -1
+    /// The file appended to, from ``begin(durable:)`` on.
+    private var fd: Int32 = -1
+    /// Where the next record goes, and the entry numbers the file holds.
+    private var end = 0
+    private var firstSeq: Int64?
+    private var lastSeq: Int64?
+    /// The entries the file held when it was taken over: the longest valid run of records.
+    private(set) var recovered: [(seq: Int64, body: [UInt8])] = []
+
+    /// Takes over the journal of the store at `storePath`, whose id is `storeId`: waits for an
+    /// append of another engine in progress, and reads what the file holds (nothing if it is
+    /// another store's). Call ``begin(durable:)`` once its entries are replayed.
+    init(storePath: String, storeId: String, durability: Durability) throws {
+        path = Self.path(forStore: storePath)
+        self.durability = durability
+        var h = Self.magic
+        h.append(contentsOf: Array(storeId.utf8.prefix(Self.headerSize - Self.magic.count)))
+        h.append(contentsOf: repeatElement(0, count: Self.headerSize - h.count))
+        header = h
+        // Locked, and still the file at the path: another engine opening the store at the same
+        // time may have put its own in place meanwhile, and that one is then the journal.
+        while true {
+            previous = posixOpen(path, O_RDWR)
+            guard previous >= 0 else {
+                guard errno == ENOENT else { throw Self.failure("cannot open", path) }
+                return
+            }
+            guard flock(previous, LOCK_EX) == 0 else { throw Self.failure("cannot lock", path) }
+            if Self.isFile(previous, at: path) { break }
+            _ = posixClose(previous)
+            previous = -1
+        }
+        let bytes = try Self.readAll(previous, path)
+        guard bytes.count >= Self.headerSize, Array(bytes[0..<Self.headerSize]) == header else { return }
+        recovered = Self.records(in: bytes)
+    }
+
+    deinit { close() }
+
+    /// The entry numbers of the valid records in the journal of the store at `path`, read as it
+    /// is (for tests and benchmarks; nothing is locked).
+    package static func entryNumbers(ofStore path: String) -> [Int64] {
+        guard let data = FileManager.default.contents(atPath: Self.path(forStore: path)), data.count >= headerSize else {
+            return []
+        }
+        return records(in: [UInt8](data)).map(\.seq)
+    }
+
+    /// The valid records of a file's bytes after its header, in order.
+    static func records(in bytes: [UInt8]) -> [(seq: Int64, body: [UInt8])] {
+        var out: [(seq: Int64, body: [UInt8])] = []
+        var at = headerSize
+        while bytes.count - at >= recordHead {
+            let length = Int(bytes.loadLE(UInt32.self, at))
+            let zero = bytes.loadLE(UInt32.self, at + 4)
+            let seq = Int64(bitPattern: bytes.loadLE(UInt64.self, at + 8))
+            let sum = bytes.loadLE(UInt64.self, at + 16)
+            let start = at + recordHead
+            guard zero == 0, length <= bytes.count - start else { break }
+            if let last = out.last?.seq, seq != last &+ 1 { break }
+            let body = Array(bytes[start..<start + length])
+            guard checksum(seq: seq, body) == sum else { break }
+            out.append((seq, body))
+            at = start + length
+        }
+        return out
+    }
+
+    /// Puts a new, empty journal in place of the one taken over (or of none), and releases the
+    /// old one: an engine still appending to it is refused from now on. `durable` makes the
+    /// replacement survive a power loss whatever the durability (entries dropped at open must
+    /// never come back).
+    func begin(durable: Bool = false) throws {
+        let durable = durable || durability == .full
+        let fresh = path + ".new"
+        let f = posixOpen(fresh, O_RDWR | O_CREAT | O_TRUNC, 0o644)
+        guard f >= 0 else { throw Self.failure("cannot create", fresh) }
+        do {
+            try Self.write(f, header, at: 0, fresh)
+            if durable { _ = fsync(f) }
+            guard rename(fresh, path) == 0 else { throw Self.failure("cannot rename", fresh) }
+            if durable { Self.syncDirectory(of: path) }
+        } catch {
+            _ = posixClose(f)
+            throw error
+        }
+        fd = f
+        end = Self.headerSize
+        firstSeq = nil
+        lastSeq = nil
+        recovered = []
+        if previous >= 0 {
+            _ = posixClose(previous)  // releases the exclusive lock
+            previous = -1
+        }
+    }
+
+    /// Appends entry `seq`. First, if every entry the file holds is in the tables and on disk
+    /// (`syncedThrough`), empties it. Refused with `storeInUse` once another engine has taken the
+    /// journal over.
+    func append(seq: Int64, body: [UInt8], syncedThrough: Int64) throws {
+        guard fd >= 0 else { throw StoreError(code: "storeClosed", message: "the store's journal is closed") }
+        guard flock(fd, LOCK_SH) == 0 else { throw Self.failure("cannot lock", path) }
+        defer { _ = flock(fd, LOCK_UN) }
+        guard Self.isFile(fd, at: path) else {
+            throw StoreError(code: "storeInUse", message: """
+                another engine (in this process or another) opened the store at \(path.dropLast("-wfjournal".count)) \
+                after this one; to keep its changes, this engine saves nothing more: close it, and open the store \
+                in one engine at a time
+                """)
+        }
+        if let last = lastSeq, last <= syncedThrough {
+            guard ftruncate(fd, off_t(Self.headerSize)) == 0 else { throw Self.failure("cannot empty", path) }
+            end = Self.headerSize
+            firstSeq = nil
+            lastSeq = nil
+        }
+        var head = [UInt8](repeating: 0, count: Self.recordHead)
+        head.storeLE(UInt32(body.count), 0)
+        head.storeLE(UInt64(bitPattern: seq), 8)
+        head.storeLE(Self.checksum(seq: seq, body), 16)
+        try head.withUnsafeBytes { h in
+            try body.withUnsafeBytes { b in
+                var parts = [iovec(iov_base: UnsafeMutableRawPointer(mutating: h.baseAddress), iov_len: h.count),
+                             iovec(iov_base: UnsafeMutableRawPointer(mutating: b.baseAddress), iov_len: b.count)]
+                let total = h.count + b.count
+                let written = pwritev(fd, &parts, 2, off_t(end))
+                guard written == total else {
+                    // Cut short (the disk is full): what was written is cut off again; were it
+                    // left, it would not read as a record either.
+                    let failure = Self.failure("cannot append to", path)
+                    _ = ftruncate(fd, off_t(end))
+                    throw failure
+                }
+                end += total
+            }
+        }
+        if durability == .full, Self.syncData(fd) != 0 { throw Self.failure("cannot sync", path) }
+        if firstSeq == nil { firstSeq = seq }
+        lastSeq = seq
+    }
+
+    /// Closes the file, emptied first if every entry it holds is in the tables and on disk.
+    func close(syncedThrough: Int64? = nil) {
+        if fd >= 0, let synced = syncedThrough, let last = lastSeq, last <= synced, flock(fd, LOCK_SH) == 0 {
+            if Self.isFile(fd, at: path) { _ = ftruncate(fd, off_t(Self.headerSize)) }
+            _ = flock(fd, LOCK_UN)
+        }
+        if fd >= 0 { _ = posixClose(fd) }
+        if previous >= 0 { _ = posixClose(previous) }
+        fd = -1
+        previous = -1
+    }
+
+    /// Whether the open file `f` is the one at `path` (not replaced since it was opened).
+    private static func isFile(_ f: Int32, at path: String) -> Bool {
+        var open = stat()
+        var named = stat()
+        return fstat(f, &open) == 0 && stat(path, &named) == 0 && open.st_dev == named.st_dev && open.st_ino == named.st_ino
+    }
+
+    // MARK: Bytes
+
+    /// A Fletcher-style sum over the payload's 64-bit words (the last one padded with zeros),
+    /// seeded with the entry number and the length: what tells a record written whole from one
+    /// a kill or a power loss cut short, or from old bytes past the end.
+    static func checksum(seq: Int64, _ body: [UInt8]) -> UInt64 {
+        var a = UInt64(bitPattern: seq) ^ 0x9E37_79B9_7F4A_7C15
+        var b = UInt64(body.count) &* 0xC2B2_AE3D_27D4_EB4F
+        body.withUnsafeBytes { raw in
+            let words = raw.count / 8
+            for i in 0..<words {
+                a = a &+ UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: i * 8, as: UInt64.self))
+                b = b &+ a
+            }
+            var tail: UInt64 = 0
+            for i in (words * 8)..<raw.count { tail |= UInt64(raw[i]) << (8 * UInt64(i - words * 8)) }
+            a = a &+ tail
+            b = b &+ a
+        }
+        return a ^ (b &* 0x1000_0000_01B3)
+    }
+
+    private static func readAll(_ f: Int32, _ path: String) throws -> [UInt8] {
+        var st = stat()
+        guard fstat(f, &st) == 0 else { throw failure("cannot stat", path) }
+        var bytes = [UInt8](repeating: 0, count: Int(st.st_size))
+        var at = 0
+        while at < bytes.count {
+            let n = bytes.withUnsafeMutableBytes { pread(f, $0.baseAddress! + at, $0.count - at, off_t(at)) }
+            guard n > 0 else {
+                if n < 0 { throw failure("cannot read", path) }
+                break
+            }
+            at += n
+        }
+        return Array(bytes[0..<at])
+    }
+
+    private static func write(_ f: Int32, _ bytes: [UInt8], at offset: Int, _ path: String) throws {
+        let n = bytes.withUnsafeBytes { pwrite(f, $0.baseAddress, $0.count, off_t(offset)) }
+        guard n == bytes.count else { throw failure("cannot write", path) }
+    }
+
+    private static func syncData(_ f: Int32) -> Int32 {
+        #if canImport(Glibc)
+        fdatasync(f)
+        #else
+        fsync(f)
+        #endif
+    }
+
+    /// Makes a rename in the file's folder durable.
+    private static func syncDirectory(of path: String) {
+        let folder = (path as NSString).deletingLastPathComponent
+        let d = posixOpen(folder.isEmpty ? "." : folder, O_RDONLY)
+        guard d >= 0 else { return }
+        _ = fsync(d)
+        _ = posixClose(d)
+    }
+
+    private static func failure(_ what: String, _ path: String) -> StoreError {
+        StoreError(code: "storeWriteFailed", message: "\(what) the store's journal \(path): \(String(cString: strerror(errno)))")
+    }
+}
+
+extension [UInt8] {
+    func loadLE<T: FixedWidthInteger>(_: T.Type, _ offset: Int) -> T {
+        withUnsafeBytes { T(littleEndian: $0.loadUnaligned(fromByteOffset: offset, as: T.self)) }
+    }
+
+    mutating func storeLE<T: FixedWidthInteger>(_ value: T, _ offset: Int) {
+        withUnsafeMutableBytes { $0.storeBytes(of: value.littleEndian, toByteOffset: offset, as: T.self) }
+    }
+}
+
+// The C functions whose names the type's own members (`close`) would hide.
+private func posixOpen(_ path: String, _ flags: Int32, _ mode: mode_t = 0) -> Int32 { open(path, flags, mode) }
+private func posixClose(_ fd: Int32) -> Int32 { close(fd) }

@@ -1,0 +1,105 @@
+import Foundation
+
+/// Folds the journal's entries into the store's tables on a thread of its own.
+///
+/// A call's commit is durable once its journal entry is: folding is only bookkeeping, and doing
+/// it here lets the engine's thread go on with the next call while the rows are written, on the
+/// machine's other core. It writes through the store's connection (GRDB's queue serialises the
+/// two threads' uses of it, the store's write lock their transactions): a second connection
+/// writing the same file would make each drop its whole page cache at its next transaction.
+///
+/// It waits for ``foldRows`` rows, or for the engine to be quiet for ``idleFold`` with something
+/// waiting: a fold per call would write each row as often as the calls change it. Whatever
+/// arrives during a fold waits for the next one, so under load a fold takes the entries of many
+/// calls, and a row they all changed is written once. A fold that fails leaves its entries in
+/// the journal (the engine's thread folds them when it must, and reports the failure then; the
+/// next open replays them); once another engine owns the store the folder stops.
+final class JournalFolder: @unchecked Sendable {
+    private let backlog: JournalBacklog
+    private let connection: StoreConnection
+    /// Rows that make the folder start at once.
+    let foldRows: Int
+    static let idleFold: TimeInterval = 0.1
+    private let condition = NSCondition()
+    // Guarded by `condition`.
+    private var wanted = false
+    private var stopping = false
+    private var running = false
+    /// An entry arrived since the folder last looked.
+    private var appended = false
+    /// The folder sleeps until something is appended (the backlog was empty).
+    private var sleeping = false
+
+    init(backlog: JournalBacklog, connection: StoreConnection, foldRows: Int) {
+        self.backlog = backlog
+        self.connection = connection
+        self.foldRows = max(1, foldRows)
+    }
+
+    /// Starts the thread.
+    func start() {
+        condition.lock()
+        running = true
+        condition.unlock()
+        let thread = Thread { [self] in run() }
+        thread.name = "workflow-store-folder"
+        thread.start()
+    }
+
+    /// An entry was appended: once ``foldRows`` are waiting the folder starts; until then it
+    /// waits for more, or for the engine to be quiet.
+    func noteAppend() {
+        let due = backlog.counts.rows >= foldRows
+        condition.lock()
+        appended = true
+        if due { wanted = true }
+        // A folder asleep with nothing waiting must learn that something is: it then waits for
+        // the engine to be quiet.
+        if due || sleeping { condition.signal() }
+        condition.unlock()
+    }
+
+    /// Stops the thread once its current fold is done, and waits for it.
+    func stop() {
+        condition.lock()
+        stopping = true
+        condition.broadcast()
+        while running { condition.wait() }
+        condition.unlock()
+    }
+
+    private func run() {
+        while true {
+            condition.lock()
+            while !wanted && !stopping {
+                if backlog.isEmpty {
+                    sleeping = true
+                    condition.wait()
+                    sleeping = false
+                } else if !condition.wait(until: Date(timeIntervalSinceNow: Self.idleFold)) && !appended {
+                    break  // quiet for a while with something waiting: fold it
+                }
+                appended = false
+            }
+            if stopping {
+                running = false
+                condition.broadcast()
+                condition.unlock()
+                return
+            }
+            wanted = false
+            condition.unlock()
+            do {
+                // Again at once only if the engine's thread folded some of them meanwhile.
+                while try !backlog.foldInBackground(on: connection), !backlog.isEmpty {}
+            } catch let e as StoreError where e.code == "storeInUse" {
+                // Another engine owns the store and has taken the journal over.
+                condition.lock()
+                stopping = true
+                condition.unlock()
+            } catch {
+                // Left in the journal: see the type's documentation.
+            }
+        }
+    }
+}
