@@ -107,6 +107,19 @@ private func effect(_ seq: Int64, answerKey: String? = "job:1") -> Effect {
            answerKey: answerKey)
 }
 
+/// Changes `w` and commits the change (its rows, and `effects` inserted with them), as the engine
+/// does; `w` is then what the store holds.
+private func commit(_ store: SQLiteStore, _ w: inout Workflow, effects: [Effect] = [],
+                    _ change: (inout Workflow) -> Void) throws {
+    let old = w
+    change(&w)
+    var cs = ChangeSet()
+    cs.workflows = [(old, w, nil)]
+    cs.effectInserts = effects
+    try store.commit(cs)
+    w.markClean()
+}
+
 /// A workflow through three commits (created, a run started, the run finished), each one a
 /// change set of rows only; returns the last version.
 private func driveOneWorkflow(_ store: SQLiteStore, _ i: Int) throws -> Workflow {
@@ -221,19 +234,8 @@ final class JournalTests: XCTestCase {
         let store = try SQLiteStore(path: path, folding: .whenFull)
         var w = try driveOneWorkflow(store, 1)
         // A journaled change, then a change written to the tables (a new effect goes there).
-        var old = w
-        w.nodes[1].state = .runningRemote
-        var cs = ChangeSet()
-        cs.workflows = [(old, w, nil)]
-        try store.commit(cs)
-        w.markClean()
-        old = w
-        w.nodes[1].state = .failed
-        cs = ChangeSet()
-        cs.workflows = [(old, w, nil)]
-        cs.effectInserts = [effect(1)]
-        try store.commit(cs)
-        w.markClean()
+        try commit(store, &w) { $0.nodes[1].state = .runningRemote }
+        try commit(store, &w, effects: [effect(1)]) { $0.nodes[1].state = .failed }
         XCTAssertEqual(try entries(path), 3, "folded, not synced: the journal keeps them")
         let killed = copyAsKilled(store)
         defer { removeStore(killed) }
@@ -254,11 +256,7 @@ final class JournalTests: XCTestCase {
         store.close()
         XCTAssertEqual(try foldedThrough(path), 2)
         store = try SQLiteStore(path: path, folding: .whenFull)
-        let old = w
-        w.nodes[1].state = .succeeded
-        var cs = ChangeSet()
-        cs.workflows = [(old, w, nil)]
-        try store.commit(cs)
+        try commit(store, &w) { $0.nodes[1].state = .succeeded }
         let killed = copyAsKilled(store)
         defer { removeStore(killed) }
         XCTAssertEqual(JournalFile.entryNumbers(ofStore: killed), [3])
@@ -296,19 +294,9 @@ final class JournalTests: XCTestCase {
         defer { removeStore(path) }
         let store = try SQLiteStore(path: path, folding: .whenFull)
         var w = try driveOneWorkflow(store, 1)  // the creation is a direct commit, then two entries
-        var old = w
-        w.nodes[1].state = .ready
-        var cs = ChangeSet()
-        cs.workflows = [(old, w, nil)]
-        cs.effectInserts = [effect(1)]  // a new effect: written straight to the tables
-        try store.commit(cs)
-        w.markClean()
-        old = w
-        w.nodes[1].state = .runningRemote
-        cs = ChangeSet()
-        cs.workflows = [(old, w, nil)]
-        try store.commit(cs)  // journaled, after the second direct commit
-        w.markClean()
+        // A new effect is written straight to the tables; the change after it is journaled.
+        try commit(store, &w, effects: [effect(1)]) { $0.nodes[1].state = .ready }
+        try commit(store, &w) { $0.nodes[1].state = .runningRemote }
         let killed = copyAsKilled(store)
         defer { removeStore(killed) }
         store.close()
@@ -357,13 +345,10 @@ final class JournalTests: XCTestCase {
         for i in 1...6 { workflows.append(try driveOneWorkflow(store, i)) }
         for round in 0..<120 {
             let i = Int(rng.next() % UInt64(workflows.count))
-            let old = workflows[i]
-            workflows[i].runs[0].progress = Double(round) / 1000
-            workflows[i].nodes[1].state = round % 2 == 0 ? .ready : .blocked
-            var cs = ChangeSet()
-            cs.workflows = [(old, workflows[i], nil)]
-            try store.commit(cs)
-            workflows[i].markClean()
+            try commit(store, &workflows[i]) {
+                $0.runs[0].progress = Double(round) / 1000
+                $0.nodes[1].state = round % 2 == 0 ? .ready : .blocked
+            }
             guard round % 20 == 7 else { continue }
             let killed = copyAsKilled(store)
             defer { removeStore(killed) }
@@ -374,8 +359,8 @@ final class JournalTests: XCTestCase {
         store.close()
     }
 
-    /// The journal holds at most `journalLimit` rows: the commit that would pass it writes
-    /// everything to the tables, in the same transaction that records them folded.
+    /// The journal holds at most `journalLimit` rows: the commit that would pass it folds the
+    /// journal first.
     func testTheJournalIsFoldedWhenItReachesItsLimit() throws {
         let path = tempPath()
         defer { removeStore(path) }
@@ -402,12 +387,7 @@ final class JournalTests: XCTestCase {
         let store = try SQLiteStore(path: path, folding: .whenFull, journalLimit: 10)
         var w = try driveOneWorkflow(store, 1)
         for i in 1...50 {
-            let old = w
-            w.runs[0].progress = Double(i) / 100
-            var cs = ChangeSet()
-            cs.workflows = [(old, w, nil)]
-            try store.commit(cs)
-            w.markClean()
+            try commit(store, &w) { $0.runs[0].progress = Double(i) / 100 }
             XCTAssertLessThanOrEqual(try entries(path), 11, "at most the limit, and the one appended")
         }
         let killed = copyAsKilled(store)
@@ -454,11 +434,7 @@ final class JournalTests: XCTestCase {
         defer { removeStore(path) }
         let store = try SQLiteStore(path: path, folding: .whenFull)
         var w = try driveOneWorkflow(store, 1)
-        let old = w
-        w.nodes[1].state = .runningRemote
-        var cs = ChangeSet()
-        cs.workflows = [(old, w, nil)]
-        try store.commit(cs)
+        try commit(store, &w) { $0.nodes[1].state = .runningRemote }
         let killed = copyAsKilled(store)
         defer { removeStore(killed) }
         store.close()
