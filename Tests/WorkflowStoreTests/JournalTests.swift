@@ -107,6 +107,18 @@ private func effect(_ seq: Int64, answerKey: String? = "job:1") -> Effect {
            answerKey: answerKey)
 }
 
+/// What a process killed now would leave of `store`, opened: the files are copied, `store` is
+/// closed, and `check` gets a store opened on the copy (and the copy's path), closed and removed
+/// after.
+private func reopenAfterKill(_ store: SQLiteStore, _ check: (SQLiteStore, String) throws -> Void) throws {
+    let killed = copyAsKilled(store)
+    defer { removeStore(killed) }
+    store.close()
+    let reopened = try SQLiteStore(path: killed)
+    defer { reopened.close() }
+    try check(reopened, killed)
+}
+
 /// Changes `w` and commits the change (its rows, and `effects` inserted with them), as the engine
 /// does; `w` is then what the store holds.
 private func commit(_ store: SQLiteStore, _ w: inout Workflow, effects: [Effect] = [],
@@ -182,12 +194,9 @@ final class JournalTests: XCTestCase {
         _ = try driveOneWorkflow(store, 4)
         XCTAssertLessThanOrEqual(try entries(path), 2, "the next commit empties the journal of what was folded")
         written.append(try store.loadWorkflow("wf-4")!)
-        let killed = copyAsKilled(store)
-        defer { removeStore(killed) }
-        store.close()
-        let reopened = try SQLiteStore(path: killed)
-        for w in written { XCTAssertEqual(try reopened.loadWorkflow(w.workflowId), w) }
-        reopened.close()
+        try reopenAfterKill(store) { reopened, _ in
+            for w in written { XCTAssertEqual(try reopened.loadWorkflow(w.workflowId), w) }
+        }
     }
 
     /// After a kill (nothing folded, nothing closed) the next open replays the journal in order:
@@ -210,19 +219,16 @@ final class JournalTests: XCTestCase {
             cs.effectDeletes = [2]
             try store.commit(cs)
 
-            let killed = copyAsKilled(store)
-            defer { removeStore(killed) }
-            store.close()
-            let reopened = try SQLiteStore(path: killed)
-            XCTAssertEqual(try entries(killed), 0, "replayed and folded at open (\(folding))")
-            for w in written { XCTAssertEqual(try reopened.loadWorkflow(w.workflowId), w) }
-            let snapshot = try reopened.loadSnapshot()
-            XCTAssertEqual(snapshot.workflows.map(\.workflowId), written.map(\.workflowId))
-            XCTAssertEqual(snapshot.effects.map(\.seq), [1, 3])
-            XCTAssertEqual(snapshot.effects.map(\.taken), [true, false])
-            XCTAssertEqual(snapshot.meta["counter.wf"], .int(5), "the last image of a row wins")
-            XCTAssertTrue(snapshot.activeRuns.isEmpty)
-            reopened.close()
+            try reopenAfterKill(store) { reopened, killed in
+                XCTAssertEqual(try entries(killed), 0, "replayed and folded at open (\(folding))")
+                for w in written { XCTAssertEqual(try reopened.loadWorkflow(w.workflowId), w) }
+                let snapshot = try reopened.loadSnapshot()
+                XCTAssertEqual(snapshot.workflows.map(\.workflowId), written.map(\.workflowId))
+                XCTAssertEqual(snapshot.effects.map(\.seq), [1, 3])
+                XCTAssertEqual(snapshot.effects.map(\.taken), [true, false])
+                XCTAssertEqual(snapshot.meta["counter.wf"], .int(5), "the last image of a row wins")
+                XCTAssertTrue(snapshot.activeRuns.isEmpty)
+            }
         }
     }
 
@@ -237,13 +243,10 @@ final class JournalTests: XCTestCase {
         try commit(store, &w) { $0.nodes[1].state = .runningRemote }
         try commit(store, &w, effects: [effect(1)]) { $0.nodes[1].state = .failed }
         XCTAssertEqual(try entries(path), 3, "folded, not synced: the journal keeps them")
-        let killed = copyAsKilled(store)
-        defer { removeStore(killed) }
-        store.close()
-        let reopened = try SQLiteStore(path: killed)
-        XCTAssertEqual(try reopened.loadWorkflow("wf-1")?.nodes[1].state, .failed)
-        XCTAssertEqual(try reopened.loadWorkflow("wf-1"), w)
-        reopened.close()
+        try reopenAfterKill(store) { reopened, _ in
+            XCTAssertEqual(try reopened.loadWorkflow("wf-1")?.nodes[1].state, .failed)
+            XCTAssertEqual(try reopened.loadWorkflow("wf-1"), w)
+        }
     }
 
     /// Entry numbers are never used twice, across closes and reopens: the tables' record of the
@@ -257,13 +260,10 @@ final class JournalTests: XCTestCase {
         XCTAssertEqual(try foldedThrough(path), 2)
         store = try SQLiteStore(path: path, folding: .whenFull)
         try commit(store, &w) { $0.nodes[1].state = .succeeded }
-        let killed = copyAsKilled(store)
-        defer { removeStore(killed) }
-        XCTAssertEqual(JournalFile.entryNumbers(ofStore: killed), [3])
-        store.close()
-        let reopened = try SQLiteStore(path: killed)
-        XCTAssertEqual(try reopened.loadWorkflow("wf-1")?.nodes[1].state, .succeeded)
-        reopened.close()
+        XCTAssertEqual(JournalFile.entryNumbers(ofStore: path), [3])
+        try reopenAfterKill(store) { reopened, _ in
+            XCTAssertEqual(try reopened.loadWorkflow("wf-1")?.nodes[1].state, .succeeded)
+        }
     }
 
     /// A journal left beside a store file that was deleted and made again belongs to the old
@@ -371,12 +371,9 @@ final class JournalTests: XCTestCase {
             XCTAssertLessThanOrEqual(try unfoldedEntries(path), 10)
         }
         XCTAssertGreaterThan(try count(path, "runs"), 0, "folded along the way")
-        let killed = copyAsKilled(store)
-        defer { removeStore(killed) }
-        store.close()
-        let reopened = try SQLiteStore(path: killed)
-        for w in written { XCTAssertEqual(try reopened.loadWorkflow(w.workflowId), w) }
-        reopened.close()
+        try reopenAfterKill(store) { reopened, _ in
+            for w in written { XCTAssertEqual(try reopened.loadWorkflow(w.workflowId), w) }
+        }
     }
 
     /// A row rewritten by every commit (a job's progress) stays one pending row: the journal
@@ -390,12 +387,9 @@ final class JournalTests: XCTestCase {
             try commit(store, &w) { $0.runs[0].progress = Double(i) / 100 }
             XCTAssertLessThanOrEqual(try entries(path), 11, "at most the limit, and the one appended")
         }
-        let killed = copyAsKilled(store)
-        defer { removeStore(killed) }
-        store.close()
-        let reopened = try SQLiteStore(path: killed)
-        XCTAssertEqual(try reopened.loadWorkflow("wf-1")?.runs[0].progress, 0.5)
-        reopened.close()
+        try reopenAfterKill(store) { reopened, _ in
+            XCTAssertEqual(try reopened.loadWorkflow("wf-1")?.runs[0].progress, 0.5)
+        }
     }
 
     /// A commit the journal cannot hold (a template here) folds the journal first; when it
@@ -417,7 +411,7 @@ final class JournalTests: XCTestCase {
         XCTAssertEqual(try entries(path), journal)
         XCTAssertEqual(try count(path, "runs"), 0)
         XCTAssertEqual(try foldedThrough(path), 0)
-        let killed = copyAsKilled(store)
+        let killed = copyAsKilled(store)  // the journal as the failed commit left it
         defer { removeStore(killed) }
         XCTAssertEqual(try store.loadWorkflow("wf-1"), w)
         store.close()
