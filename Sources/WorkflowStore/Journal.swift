@@ -25,8 +25,7 @@ enum JournalCoding {
     /// One journal entry: the images of one commit, in order, appended after `directCommits`
     /// commits written straight to the tables.
     static func encode(_ images: [RowImage], directCommits: Int64 = 0) -> [UInt8] {
-        var w = ByteWriter()
-        w.bytes.reserveCapacity(images.count * 256)
+        let w = ByteWriter(capacity: images.count * 256 + 16)
         w.byte(version)
         w.int(directCommits)
         for image in images {
@@ -200,8 +199,7 @@ extension JournalCoding {
     /// `encode(SQLiteStore.images(of: c), directCommits:)`, written straight from the records,
     /// with no row image made on the way (a commit of a batch writes hundreds).
     static func encode(_ c: ChangeSet, _ plan: Plan, directCommits: Int64) -> [UInt8] {
-        var w = ByteWriter()
-        w.bytes.reserveCapacity(plan.rows * 320)
+        let w = ByteWriter(capacity: plan.rows * 320 + 16)
         w.byte(version)
         w.int(directCommits)
         var text = RecordText()
@@ -344,56 +342,61 @@ struct PendingRows {
 
 /// Appends a journal entry's fields: LEB128 lengths and zigzag integers.
 struct ByteWriter {
-    var bytes: [UInt8] = []
+    let out: ByteBuffer
 
-    mutating func byte(_ b: UInt8) { bytes.append(b) }
+    init(capacity: Int = 512) { out = ByteBuffer(capacity: capacity) }
 
-    mutating func bool(_ b: Bool) { bytes.append(b ? 1 : 0) }
+    /// The entry's bytes.
+    var bytes: [UInt8] { out.bytes }
 
-    mutating func varint(_ value: UInt64) {
+    func byte(_ b: UInt8) { out.appendByte(b) }
+
+    func bool(_ b: Bool) { out.appendByte(b ? 1 : 0) }
+
+    func varint(_ value: UInt64) {
         var v = value
         while v >= 0x80 {
-            bytes.append(UInt8(truncatingIfNeeded: v) | 0x80)
+            out.appendByte(UInt8(truncatingIfNeeded: v) | 0x80)
             v >>= 7
         }
-        bytes.append(UInt8(v))
+        out.appendByte(UInt8(v))
     }
 
-    mutating func int(_ v: Int64) { varint(UInt64(bitPattern: (v << 1) ^ (v >> 63))) }
+    func int(_ v: Int64) { varint(UInt64(bitPattern: (v << 1) ^ (v >> 63))) }
 
-    mutating func int(_ v: Int64?) {
+    func int(_ v: Int64?) {
         if let v {
-            bytes.append(1)
+            out.appendByte(1)
             int(v)
         } else {
-            bytes.append(0)
+            out.appendByte(0)
         }
     }
 
-    mutating func blob(_ b: [UInt8]) {
+    func blob(_ b: [UInt8]) {
         varint(UInt64(b.count))
-        bytes.append(contentsOf: b)
+        out.appendBytes(b)
     }
 
-    mutating func blob(_ b: UnsafeBufferPointer<UInt8>) {
+    func blob(_ b: UnsafeRawBufferPointer) {
         varint(UInt64(b.count))
-        bytes.append(contentsOf: b)
+        out.appendBytes(b)
     }
 
-    mutating func string(_ s: String) {
+    func string(_ s: String) {
         var copy = s
         copy.withUTF8 { utf8 in
             varint(UInt64(utf8.count))
-            bytes.append(contentsOf: utf8)
+            out.appendBytes(UnsafeRawBufferPointer(utf8))
         }
     }
 
     /// Absent is length 0; present is its length plus one.
-    mutating func string(_ s: String?) {
+    func string(_ s: String?) {
         guard var copy = s else { return varint(0) }
         copy.withUTF8 { utf8 in
             varint(UInt64(utf8.count) + 1)
-            bytes.append(contentsOf: utf8)
+            out.appendBytes(UnsafeRawBufferPointer(utf8))
         }
     }
 }

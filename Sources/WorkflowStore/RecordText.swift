@@ -112,41 +112,45 @@ extension RecordCoding {
 /// Compact JSON object text, member by member, written as ``JSONWriter`` writes it. One can be
 /// used again for the next record (``reset()``), its storage kept.
 struct RecordText {
-    private var out: [UInt8] = []
+    private var out = ByteBuffer()
     private var first = true
 
-    init() { out.reserveCapacity(512) }
+    init() {}
 
     /// Empties it for the next object, keeping its storage.
     mutating func reset() {
-        out.removeAll(keepingCapacity: true)
+        out.removeAll()
         first = true
     }
 
     /// Closes the object and hands its bytes to `body`, in place (``finish()`` without a copy).
-    mutating func withFinished<T>(_ body: (UnsafeBufferPointer<UInt8>) -> T) -> T {
+    mutating func withFinished<T>(_ body: (UnsafeRawBufferPointer) -> T) -> T {
         if first {
-            out.append(0x7B)
+            out.appendByte(0x7B)
             first = false
         }
-        out.append(0x7D)
-        return out.withUnsafeBufferPointer(body)
+        out.appendByte(0x7D)
+        return out.withBytes(body)
     }
 
-    mutating func byte(_ b: UInt8) { out.append(b) }
+    mutating func byte(_ b: UInt8) { out.appendByte(b) }
 
-    mutating func literal(_ s: StaticString) {
-        s.withUTF8Buffer { out.append(contentsOf: $0) }
+    /// A literal's bytes where they are (a literal always has its text as UTF-8 in place;
+    /// `withUTF8Buffer` would cost more than copying it).
+    @inline(__always) private static func bytes(_ s: StaticString) -> UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(start: s.utf8Start, count: s.utf8CodeUnitCount)
     }
+
+    mutating func literal(_ s: StaticString) { out.appendBytes(Self.bytes(s)) }
 
     /// Opens the object before the first member; keys are plain ASCII names, never escaped.
     mutating func key(_ k: StaticString) {
-        out.append(first ? 0x7B : 0x2C)
+        out.appendByte(first ? 0x7B : 0x2C)
         first = false
-        out.append(0x22)
-        k.withUTF8Buffer { out.append(contentsOf: $0) }
-        out.append(0x22)
-        out.append(0x3A)
+        out.appendByte(0x22)
+        out.appendBytes(Self.bytes(k))
+        out.appendByte(0x22)
+        out.appendByte(0x3A)
     }
 
     mutating func int(_ i: Int) { int(Int64(i)) }
@@ -163,27 +167,27 @@ struct RecordText {
             literal("{}")
             return
         }
-        out.append(0x7B)
+        out.appendByte(0x7B)
         if m.count == 1, let (k, v) = m.first {  // most ports: nothing to sort
             string(k)
-            out.append(0x3A)
+            out.appendByte(0x3A)
             string(v)
-            out.append(0x7D)
+            out.appendByte(0x7D)
             return
         }
         var firstMember = true
         for (k, v) in m.sorted(by: { $0.key < $1.key }) {
-            if !firstMember { out.append(0x2C) }
+            if !firstMember { out.appendByte(0x2C) }
             firstMember = false
             string(k)
-            out.append(0x3A)
+            out.appendByte(0x3A)
             string(v)
         }
-        out.append(0x7D)
+        out.appendByte(0x7D)
     }
 
     /// Text written by another ``RecordText`` (a nested object).
-    mutating func append(_ bytes: [UInt8]) { out.append(contentsOf: bytes) }
+    mutating func append(_ bytes: [UInt8]) { out.appendBytes(bytes) }
 
     /// Any other value, through the writer itself.
     mutating func json(_ v: JSON) { JSONWriter.write(v, into: &out) }
@@ -191,7 +195,7 @@ struct RecordText {
     /// The text's bytes; an object with no member is `{}`.
     mutating func finish() -> [UInt8] {
         if first { return [0x7B, 0x7D] }
-        out.append(0x7D)
-        return out
+        out.appendByte(0x7D)
+        return out.bytes
     }
 }

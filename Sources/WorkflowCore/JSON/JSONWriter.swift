@@ -1,3 +1,15 @@
+/// Where a writer appends JSON text: an array of bytes, or a buffer of a writer's own whose
+/// appends cost less than `Array`'s (the store writes a record's text for every row it commits).
+public protocol JSONByteSink {
+    mutating func appendByte(_ byte: UInt8)
+    mutating func appendBytes(_ bytes: UnsafeRawBufferPointer)
+}
+
+extension Array: JSONByteSink where Element == UInt8 {
+    @inlinable public mutating func appendByte(_ byte: UInt8) { append(byte) }
+    @inlinable public mutating func appendBytes(_ bytes: UnsafeRawBufferPointer) { append(contentsOf: bytes) }
+}
+
 /// Serialises ``JSON`` to text.
 ///
 /// `compact` output is what crosses the C boundary and goes into the store; `pretty` with
@@ -31,9 +43,35 @@ public struct JSONWriter {
         return out
     }
 
-    /// Appends `value` as compact JSON, for writers that build a larger text around it.
-    public static func write(_ value: JSON, into out: inout [UInt8]) {
-        write(value, into: &out, options: .compact, indent: 0)
+    /// Appends `value` as compact JSON, for writers that build a larger text around it: the
+    /// same bytes as ``bytes(_:options:)`` with `.compact`.
+    @inlinable
+    public static func write<Sink: JSONByteSink>(_ value: JSON, into out: inout Sink) {
+        switch value {
+        case .null: appendLiteral("null", into: &out)
+        case let .bool(b): appendLiteral(b ? "true" : "false", into: &out)
+        case let .int(i): writeInt(i, into: &out)
+        case let .double(d): writeDouble(d, into: &out)
+        case let .string(s): writeString(s, into: &out)
+        case let .array(a):
+            out.appendByte(0x5B)
+            for (i, element) in a.enumerated() {
+                if i > 0 { out.appendByte(0x2C) }
+                write(element, into: &out)
+            }
+            out.appendByte(0x5D)
+        case let .object(o):
+            out.appendByte(0x7B)
+            var first = true
+            for (k, v) in o {
+                if !first { out.appendByte(0x2C) }
+                first = false
+                writeString(k, into: &out)
+                out.appendByte(0x3A)
+                write(v, into: &out)
+            }
+            out.appendByte(0x7D)
+        }
     }
 
     static func write(_ value: JSON, into out: inout [UInt8], options: Options, indent: Int) {
@@ -90,26 +128,31 @@ public struct JSONWriter {
 
     /// Appends `d` as JSON (`null` when not finite). For writers of records that build their
     /// text member by member and must match this writer byte for byte.
-    public static func writeDouble(_ d: Double, into out: inout [UInt8]) {
+    @inlinable
+    public static func writeDouble<Sink: JSONByteSink>(_ d: Double, into out: inout Sink) {
         guard d.isFinite else {
-            out.append(contentsOf: Array("null".utf8))
+            appendLiteral("null", into: &out)
             return
         }
         // Swift's description is the shortest text that round-trips, and always shows a
         // fraction or an exponent ("4.0", "1e-05"), so a real stays a real.
-        out.append(contentsOf: d.description.utf8)
+        var text = d.description
+        text.withUTF8 { out.appendBytes(UnsafeRawBufferPointer($0)) }
     }
 
-    private static let hex: [UInt8] = Array("0123456789abcdef".utf8)
+    @usableFromInline static let hex: [UInt8] = Array("0123456789abcdef".utf8)
 
-    @inline(__always) private static func appendLiteral(_ s: StaticString, into out: inout [UInt8]) {
-        s.withUTF8Buffer { out.append(contentsOf: $0) }
+    @inlinable @inline(__always)
+    static func appendLiteral<Sink: JSONByteSink>(_ s: StaticString, into out: inout Sink) {
+        // A literal has its text as UTF-8 in place (`withUTF8Buffer` costs more than the copy).
+        out.appendBytes(UnsafeRawBufferPointer(start: s.utf8Start, count: s.utf8CodeUnitCount))
     }
 
     /// Appends `i` in decimal, as `String(i)` spells it, without making a string.
-    public static func writeInt(_ i: Int64, into out: inout [UInt8]) {
+    @inlinable
+    public static func writeInt<Sink: JSONByteSink>(_ i: Int64, into out: inout Sink) {
         if i >= 0 && i < 10 {
-            out.append(0x30 + UInt8(i))
+            out.appendByte(0x30 + UInt8(i))
             return
         }
         var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes: 19 digits and a sign fit
@@ -125,38 +168,48 @@ public struct JSONWriter {
                 at -= 1
                 buf[at] = 0x2D
             }
-            out.append(contentsOf: UnsafeRawBufferPointer(rebasing: buf[at...]))
+            out.appendBytes(UnsafeRawBufferPointer(rebasing: buf[at...]))
         }
     }
 
     /// Appends `s` as a JSON string, escaped as this writer escapes. Runs of bytes that need no
     /// escape are copied whole.
-    public static func writeString(_ s: String, into out: inout [UInt8]) {
-        out.append(0x22)
+    @inlinable
+    public static func writeString<Sink: JSONByteSink>(_ s: String, into out: inout Sink) {
+        out.appendByte(0x22)
         var s = s
         s.withUTF8 { buf in
+            let raw = UnsafeRawBufferPointer(buf)
             var start = 0
-            for i in buf.indices where buf[i] < 0x20 || buf[i] == 0x22 || buf[i] == 0x5C {
-                if start < i { out.append(contentsOf: UnsafeBufferPointer(rebasing: buf[start..<i])) }
-                escape(buf[i], into: &out)
-                start = i + 1
+            var i = 0
+            while i < raw.count {
+                let b = raw[i]
+                if b < 0x20 || b == 0x22 || b == 0x5C {
+                    if start < i { out.appendBytes(UnsafeRawBufferPointer(rebasing: raw[start..<i])) }
+                    escape(b, into: &out)
+                    start = i + 1
+                }
+                i += 1
             }
-            if start < buf.count { out.append(contentsOf: UnsafeBufferPointer(rebasing: buf[start...])) }
+            if start < raw.count { out.appendBytes(UnsafeRawBufferPointer(rebasing: raw[start...])) }
         }
-        out.append(0x22)
+        out.appendByte(0x22)
     }
 
     /// The escape of one byte that needs one (a quote, a backslash, a control character).
-    private static func escape(_ b: UInt8, into out: inout [UInt8]) {
+    @inlinable
+    static func escape<Sink: JSONByteSink>(_ b: UInt8, into out: inout Sink) {
+        out.appendByte(0x5C)
         switch b {
-        case 0x22: out.append(contentsOf: [0x5C, 0x22])
-        case 0x5C: out.append(contentsOf: [0x5C, 0x5C])
-        case 0x0A: out.append(contentsOf: [0x5C, 0x6E])
-        case 0x0D: out.append(contentsOf: [0x5C, 0x72])
-        case 0x09: out.append(contentsOf: [0x5C, 0x74])
-        case 0x08: out.append(contentsOf: [0x5C, 0x62])
-        case 0x0C: out.append(contentsOf: [0x5C, 0x66])
-        default: out.append(contentsOf: [0x5C, 0x75, 0x30, 0x30, hex[Int(b >> 4)], hex[Int(b & 0xF)]])
+        case 0x22: out.appendByte(0x22)
+        case 0x5C: out.appendByte(0x5C)
+        case 0x0A: out.appendByte(0x6E)
+        case 0x0D: out.appendByte(0x72)
+        case 0x09: out.appendByte(0x74)
+        case 0x08: out.appendByte(0x62)
+        case 0x0C: out.appendByte(0x66)
+        default:
+            for c in [0x75, 0x30, 0x30, hex[Int(b >> 4)], hex[Int(b & 0xF)]] as [UInt8] { out.appendByte(c) }
         }
     }
 }
