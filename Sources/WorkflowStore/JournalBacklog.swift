@@ -77,6 +77,9 @@ final class JournalBacklog: @unchecked Sendable {
     /// entries up to it.
     var syncedThrough: Int64 { lock.withLock { synced } }
 
+    /// Entries folded without a sync since the last synced fold.
+    var unsyncedEntries: Int64 { lock.withLock { folded - synced } }
+
     /// The entries through `seq` are in the tables now (their transaction committed); `synced`:
     /// and on disk, with everything committed before.
     func folded(through seq: Int64, synced isSynced: Bool) {
@@ -127,6 +130,18 @@ final class JournalBacklog: @unchecked Sendable {
             try Self.write(merged, through: last, statements, db)
         }
         folded(through: last, synced: true)
+    }
+
+    /// Makes every fold so far wait on disk: one synced transaction (rewriting the record of the
+    /// last entry folded; a synced commit puts everything logged before it on disk). The caller
+    /// holds ``writeLock``.
+    func syncFolded(on connection: StoreConnection) throws {
+        let through = foldedThrough
+        guard unsyncedEntries > 0 else { return }
+        try connection.transaction(synced: true) { db, statements in
+            try Self.writeMeta(Self.foldedThroughKey, through, statements, db)
+        }
+        folded(through: through, synced: true)
     }
 
     /// The folder's fold: the entries waiting now, merged before the lock is taken, written in

@@ -20,68 +20,77 @@ import Foundation
 /// a commit written straight to the tables that the store lost are not replayed: the store comes
 /// back as it was before that commit, never with a hole.
 ///
-/// Layout: a 64-byte header (``magic``, then the store's id, so that a journal left beside a
-/// store that was deleted and made again is never replayed into the new one), then records of
-/// a 24-byte head (payload length, a zero word, entry number, checksum) and the payload. Entry
-/// numbers follow each other by one; reading stops at the first record that is cut short, fails
-/// its checksum or breaks the sequence, so what a kill or a power loss left half-written is
-/// never read. Once every entry in the file is in the tables and on disk, the next append
-/// empties the file first.
+/// Layout: a 64-byte header (``magic``; the store's id, so that a journal left beside a store
+/// that was deleted and made again is never replayed into the new one; and the token of the
+/// engine that owns it), then records of a 24-byte head (payload length, a zero word, entry
+/// number, checksum) and the payload. Entry numbers follow each other by one; reading stops at
+/// the first record that is cut short, fails its checksum or breaks the sequence, so what a kill
+/// or a power loss left half-written is never read. Once every entry in the file is in the
+/// tables and on disk, the next append empties the file first.
 ///
 /// One engine at a time appends: opening takes the file over under an exclusive `flock`, reads
-/// it, and puts a new, empty file in its place (a rename); every append holds a shared `flock`
-/// and checks that its file is still the one at the path, so an engine that opened the store
-/// earlier is refused (`storeInUse`) instead of appending where nobody reads.
+/// it, empties it and writes its own token into the header; every append holds a shared `flock`
+/// and checks that the header still holds its token, so an engine that opened the store earlier
+/// is refused (`storeInUse`) instead of appending where nobody reads.
 package final class JournalFile {
     package static func path(forStore path: String) -> String { path + "-wfjournal" }
 
     static let magic: [UInt8] = Array("WFJOURNAL\u{0}1\u{0}".utf8)  // 12 bytes: name, format 1
     static let headerSize = 64
+    /// Where the store's id and the owner's token are in the header, and their sizes.
+    static let idOffset = 12
+    static let idSize = 36
+    static let tokenOffset = 48
+    static let tokenSize = 16
     static let recordHead = 24
 
     private let path: String
     private let durability: Durability
-    private let header: [UInt8]
-    /// The file taken over at open, exclusively locked until ``begin(durable:)``.
-    private var previous: Int32 = -1
-    /// The file appended to, from ``begin(durable:)`` on.
     private var fd: Int32 = -1
-    /// Where the next record goes, and the entry numbers the file holds.
+    /// Held from opening until ``begin(durable:)``.
+    private var exclusive = false
+    /// The header: this store's id (``recover(storeId:)``), this engine's token (``begin(durable:)``).
+    private var header = [UInt8](repeating: 0, count: JournalFile.headerSize)
+    /// Where the next record goes, and the last entry number the file holds.
     private var end = 0
-    private var firstSeq: Int64?
     private var lastSeq: Int64?
+    /// Set when a failed append could not be undone: what the file holds is no longer known, so
+    /// nothing more is appended (the next open reads what is there).
+    private var broken: StoreError?
     /// The entries the file held when it was taken over: the longest valid run of records.
     private(set) var recovered: [(seq: Int64, body: [UInt8])] = []
 
-    /// Takes over the journal of the store at `storePath`, whose id is `storeId`: waits for an
-    /// append of another engine in progress, and reads what the file holds (nothing if it is
-    /// another store's). Call ``begin(durable:)`` once its entries are replayed.
-    init(storePath: String, storeId: String, durability: Durability) throws {
+    /// Takes over the journal of the store at `storePath` (made, empty, if there is none): holds
+    /// it exclusively, once an append of another engine in progress is done, until
+    /// ``begin(durable:)``. An engine opening the store claims the store's tables and reads the
+    /// journal (``recover(storeId:)``) meanwhile, so two engines opening it at once do one after
+    /// the other, and the one that opened last owns both.
+    init(storePath: String, durability: Durability) throws {
         path = Self.path(forStore: storePath)
         self.durability = durability
-        var h = Self.magic
-        h.append(contentsOf: Array(storeId.utf8.prefix(Self.headerSize - Self.magic.count)))
-        h.append(contentsOf: repeatElement(0, count: Self.headerSize - h.count))
-        header = h
-        // Locked, and still the file at the path: another engine opening the store at the same
-        // time may have put its own in place meanwhile, and that one is then the journal.
-        while true {
-            previous = posixOpen(path, O_RDWR)
-            guard previous >= 0 else {
-                guard errno == ENOENT else { throw Self.failure("cannot open", path) }
-                return
-            }
-            guard flock(previous, LOCK_EX) == 0 else { throw Self.failure("cannot lock", path) }
-            if Self.isFile(previous, at: path) { break }
-            _ = posixClose(previous)
-            previous = -1
+        fd = posixOpen(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw Self.failure("cannot open", path) }
+        guard Self.lock(fd, LOCK_EX) else {
+            let failure = Self.failure("cannot lock", path)
+            close()
+            throw failure
         }
-        let bytes = try Self.readAll(previous, path)
-        guard bytes.count >= Self.headerSize, Array(bytes[0..<Self.headerSize]) == header else { return }
-        recovered = Self.records(in: bytes)
+        exclusive = true
     }
 
     deinit { close() }
+
+    /// Reads what the journal taken over holds: the longest valid run of records, nothing if it
+    /// is another store's (the store's id is `storeId`) or new.
+    func recover(storeId: String) throws {
+        let id = Array(storeId.utf8.prefix(Self.idSize))
+        header.replaceSubrange(0..<Self.magic.count, with: Self.magic)
+        header.replaceSubrange(Self.idOffset..<Self.idOffset + id.count, with: id)
+        let bytes = try Self.readAll(fd, path)
+        guard bytes.count >= Self.headerSize,
+              bytes[0..<Self.tokenOffset].elementsEqual(header[0..<Self.tokenOffset]) else { return }
+        recovered = Self.records(in: bytes)
+    }
 
     /// The entry numbers of the valid records in the journal of the store at `path`, read as it
     /// is (for tests and benchmarks; nothing is locked).
@@ -112,43 +121,43 @@ package final class JournalFile {
         return out
     }
 
-    /// Puts a new, empty journal in place of the one taken over (or of none), and releases the
-    /// old one: an engine still appending to it is refused from now on. `durable` makes the
-    /// replacement survive a power loss whatever the durability (entries dropped at open must
-    /// never come back).
+    /// Empties the journal taken over and makes it this engine's (its token in the header),
+    /// then lets go of it: an engine still appending to it is refused from now on. `durable`
+    /// makes the emptying survive a power loss whatever the durability (entries dropped at open
+    /// must never come back).
     func begin(durable: Bool = false) throws {
         let durable = durable || durability == .full
-        let fresh = path + ".new"
-        let f = posixOpen(fresh, O_RDWR | O_CREAT | O_TRUNC, 0o644)
-        guard f >= 0 else { throw Self.failure("cannot create", fresh) }
-        do {
-            try Self.write(f, header, at: 0, fresh)
-            if durable { _ = fsync(f) }
-            guard rename(fresh, path) == 0 else { throw Self.failure("cannot rename", fresh) }
-            if durable { Self.syncDirectory(of: path) }
-        } catch {
-            _ = posixClose(f)
-            throw error
+        var token = [UInt8](repeating: 0, count: Self.tokenSize)
+        for i in token.indices { token[i] = UInt8.random(in: 0...255) }
+        header.replaceSubrange(Self.tokenOffset..<Self.headerSize, with: token)
+        try Self.write(fd, header, at: 0, path)
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { throw Self.failure("cannot stat", path) }
+        if st.st_size != off_t(Self.headerSize), ftruncate(fd, off_t(Self.headerSize)) != 0 {
+            throw Self.failure("cannot empty", path)
         }
-        fd = f
+        if durable, fsync(fd) != 0 { throw Self.failure("cannot sync", path) }
         end = Self.headerSize
-        firstSeq = nil
         lastSeq = nil
         recovered = []
-        if previous >= 0 {
-            _ = posixClose(previous)  // releases the exclusive lock
-            previous = -1
-        }
+        _ = flock(fd, LOCK_UN)
+        exclusive = false
     }
 
     /// Appends entry `seq`. First, if every entry the file holds is in the tables and on disk
     /// (`syncedThrough`), empties it. Refused with `storeInUse` once another engine has taken the
     /// journal over.
     func append(seq: Int64, body: [UInt8], syncedThrough: Int64) throws {
-        guard fd >= 0 else { throw StoreError(code: "storeClosed", message: "the store's journal is closed") }
-        guard flock(fd, LOCK_SH) == 0 else { throw Self.failure("cannot lock", path) }
+        guard fd >= 0, !exclusive else { throw StoreError(code: "storeClosed", message: "the store's journal is closed") }
+        if let broken { throw broken }
+        // Entry numbers follow each other by one: reading stops where they do not.
+        if let last = lastSeq, seq != last + 1 {
+            assertionFailure("journal entry \(seq) after \(last)")
+            throw StoreError(code: "storeWriteFailed", message: "journal entry \(seq) cannot follow entry \(last)")
+        }
+        guard Self.lock(fd, LOCK_SH) else { throw Self.failure("cannot lock", path) }
         defer { _ = flock(fd, LOCK_UN) }
-        guard Self.isFile(fd, at: path) else {
+        guard ownsFile() else {
             throw StoreError(code: "storeInUse", message: """
                 another engine (in this process or another) opened the store at \(path.dropLast("-wfjournal".count)) \
                 after this one; to keep its changes, this engine saves nothing more: close it, and open the store \
@@ -158,7 +167,6 @@ package final class JournalFile {
         if let last = lastSeq, last <= syncedThrough {
             guard ftruncate(fd, off_t(Self.headerSize)) == 0 else { throw Self.failure("cannot empty", path) }
             end = Self.headerSize
-            firstSeq = nil
             lastSeq = nil
         }
         var head = [UInt8](repeating: 0, count: Self.recordHead)
@@ -171,38 +179,55 @@ package final class JournalFile {
                              iovec(iov_base: UnsafeMutableRawPointer(mutating: b.baseAddress), iov_len: b.count)]
                 let total = h.count + b.count
                 let written = pwritev(fd, &parts, 2, off_t(end))
-                guard written == total else {
-                    // Cut short (the disk is full): what was written is cut off again; were it
-                    // left, it would not read as a record either.
-                    let failure = Self.failure("cannot append to", path)
-                    _ = ftruncate(fd, off_t(end))
-                    throw failure
-                }
-                end += total
+                guard written == total else { throw undo(Self.failure("cannot append to", path)) }
             }
         }
-        if durability == .full, Self.syncData(fd) != 0 { throw Self.failure("cannot sync", path) }
-        if firstSeq == nil { firstSeq = seq }
+        // With "full", the record counts only once on disk; a failed sync leaves it unknown
+        // whether it is, so it is cut off again (the call fails, and its number is used again).
+        if durability == .full, Self.syncData(fd) != 0 { throw undo(Self.failure("cannot sync", path)) }
+        end += Self.recordHead + body.count
         lastSeq = seq
+    }
+
+    /// A failed append (cut short, or not synced): what it wrote is cut off again, and synced so
+    /// with "full"; if that fails too, the journal takes nothing more (the next open reads what
+    /// the file holds). Returns `failure`, to be thrown.
+    private func undo(_ failure: StoreError) -> StoreError {
+        let undone = ftruncate(fd, off_t(end)) == 0 && (durability != .full || Self.syncData(fd) == 0)
+        if !undone {
+            broken = StoreError(code: "storeWriteFailed",
+                                message: "the store's journal \(path) could not be restored after a failed write; "
+                                    + "close the engine and open the store again")
+        }
+        return failure
     }
 
     /// Closes the file, emptied first if every entry it holds is in the tables and on disk.
     func close(syncedThrough: Int64? = nil) {
-        if fd >= 0, let synced = syncedThrough, let last = lastSeq, last <= synced, flock(fd, LOCK_SH) == 0 {
-            if Self.isFile(fd, at: path) { _ = ftruncate(fd, off_t(Self.headerSize)) }
+        if fd >= 0, !exclusive, broken == nil, let synced = syncedThrough, let last = lastSeq, last <= synced,
+           Self.lock(fd, LOCK_SH)
+        {
+            if ownsFile() { _ = ftruncate(fd, off_t(Self.headerSize)) }
             _ = flock(fd, LOCK_UN)
         }
-        if fd >= 0 { _ = posixClose(fd) }
-        if previous >= 0 { _ = posixClose(previous) }
+        if fd >= 0 { _ = posixClose(fd) }  // releases a lock still held
         fd = -1
-        previous = -1
     }
 
-    /// Whether the open file `f` is the one at `path` (not replaced since it was opened).
-    private static func isFile(_ f: Int32, at path: String) -> Bool {
-        var open = stat()
-        var named = stat()
-        return fstat(f, &open) == 0 && stat(path, &named) == 0 && open.st_dev == named.st_dev && open.st_ino == named.st_ino
+    /// `flock`, again when a signal interrupts it.
+    private static func lock(_ f: Int32, _ operation: Int32) -> Bool {
+        while flock(f, operation) != 0 {
+            guard errno == EINTR else { return false }
+        }
+        return true
+    }
+
+    /// Whether the file's header still holds this engine's token (another engine opening the
+    /// store writes its own). The caller holds a `flock`.
+    private func ownsFile() -> Bool {
+        var onDisk = [UInt8](repeating: 0, count: Self.tokenSize)
+        let n = onDisk.withUnsafeMutableBytes { pread(fd, $0.baseAddress, Self.tokenSize, off_t(Self.tokenOffset)) }
+        return n == Self.tokenSize && onDisk[...] == header[Self.tokenOffset..<Self.headerSize]
     }
 
     // MARK: Bytes
@@ -254,15 +279,6 @@ package final class JournalFile {
         #else
         fsync(f)
         #endif
-    }
-
-    /// Makes a rename in the file's folder durable.
-    private static func syncDirectory(of path: String) {
-        let folder = (path as NSString).deletingLastPathComponent
-        let d = posixOpen(folder.isEmpty ? "." : folder, O_RDONLY)
-        guard d >= 0 else { return }
-        _ = fsync(d)
-        _ = posixClose(d)
     }
 
     private static func failure(_ what: String, _ path: String) -> StoreError {

@@ -11,23 +11,27 @@ import Foundation
 /// It waits for ``foldRows`` rows, or for the engine to be quiet for ``idleFold`` with something
 /// waiting: a fold per call would write each row as often as the calls change it. Whatever
 /// arrives during a fold waits for the next one, so under load a fold takes the entries of many
-/// calls, and a row they all changed is written once. A fold that fails leaves its entries in
-/// the journal (the engine's thread folds them when it must, and reports the failure then; the
-/// next open replays them); once another engine owns the store the folder stops.
+/// calls, and a row they all changed is written once. Folds the engine's thread made without a
+/// sync (in a commit written straight to the tables) are synced once the engine is quiet, so
+/// the journal can drop their entries. A fold that fails leaves its entries in the journal (the
+/// engine's thread folds them when it must, and reports the failure then; the next open replays
+/// them), and the folder tries again after ``retryAfter``; once another engine owns the store it
+/// stops.
 final class JournalFolder: @unchecked Sendable {
     private let backlog: JournalBacklog
     private let connection: StoreConnection
     /// Rows that make the folder start at once.
     let foldRows: Int
     static let idleFold: TimeInterval = 0.1
+    static let retryAfter: TimeInterval = 1
     private let condition = NSCondition()
     // Guarded by `condition`.
     private var wanted = false
     private var stopping = false
     private var running = false
-    /// An entry arrived since the folder last looked.
+    /// An entry arrived, or the engine folded, since the folder last looked.
     private var appended = false
-    /// The folder sleeps until something is appended (the backlog was empty).
+    /// The folder sleeps until something happens (nothing waits to be folded or synced).
     private var sleeping = false
 
     init(backlog: JournalBacklog, connection: StoreConnection, foldRows: Int) {
@@ -49,12 +53,21 @@ final class JournalFolder: @unchecked Sendable {
     /// An entry was appended: once ``foldRows`` are waiting the folder starts; until then it
     /// waits for more, or for the engine to be quiet.
     func noteAppend() {
-        let due = backlog.counts.rows >= foldRows
+        note(due: backlog.counts.rows >= foldRows)
+    }
+
+    /// The engine's thread folded the journal without a sync: the folder syncs it once the
+    /// engine is quiet.
+    func noteUnsyncedFold() {
+        note(due: false)
+    }
+
+    private func note(due: Bool) {
         condition.lock()
         appended = true
         if due { wanted = true }
-        // A folder asleep with nothing waiting must learn that something is: it then waits for
-        // the engine to be quiet.
+        // A folder asleep with nothing to do must learn that there is: it then waits for the
+        // engine to be quiet.
         if due || sleeping { condition.signal() }
         condition.unlock()
     }
@@ -68,16 +81,25 @@ final class JournalFolder: @unchecked Sendable {
         condition.unlock()
     }
 
+    /// Whether there is something to fold or to sync.
+    private var hasWork: Bool { !backlog.isEmpty || backlog.unsyncedEntries > 0 }
+
     private func run() {
+        var failed = false
         while true {
             condition.lock()
+            if failed {
+                // Not again at once: a failure that lasts (a full disk) is not retried in a loop.
+                _ = condition.wait(until: Date(timeIntervalSinceNow: Self.retryAfter))
+                failed = false
+            }
             while !wanted && !stopping {
-                if backlog.isEmpty {
+                if !hasWork {
                     sleeping = true
                     condition.wait()
                     sleeping = false
                 } else if !condition.wait(until: Date(timeIntervalSinceNow: Self.idleFold)) && !appended {
-                    break  // quiet for a while with something waiting: fold it
+                    break  // quiet for a while with something to do: do it
                 }
                 appended = false
             }
@@ -92,13 +114,18 @@ final class JournalFolder: @unchecked Sendable {
             do {
                 // Again at once only if the engine's thread folded some of them meanwhile.
                 while try !backlog.foldInBackground(on: connection), !backlog.isEmpty {}
+                if backlog.isEmpty, backlog.unsyncedEntries > 0 {
+                    backlog.writeLock.lockForFolder()
+                    defer { backlog.writeLock.unlock() }
+                    try backlog.syncFolded(on: connection)
+                }
             } catch let e as StoreError where e.code == "storeInUse" {
                 // Another engine owns the store and has taken the journal over.
                 condition.lock()
                 stopping = true
                 condition.unlock()
             } catch {
-                // Left in the journal: see the type's documentation.
+                failed = true  // left in the journal: see the type's documentation
             }
         }
     }

@@ -9,7 +9,7 @@ import GRDB
 package final class PreparedStatements: @unchecked Sendable {
     package enum Key: Int, CaseIterable {
         case begin, commit, rollback, meta, asset, workflow, node, run, await, effectInsert, effectTaken, effectDelete
-        case workflowUpdate, nodeUpdate, runUpdate, runDataUpdate, journalAppend, journalDeleteThrough, dataVersion
+        case workflowUpdate, nodeUpdate, runUpdate, runDataUpdate, dataVersion
         case ownerToken, synchronousFull, synchronousNormal
 
         package var sql: String {
@@ -65,8 +65,6 @@ package final class PreparedStatements: @unchecked Sendable {
             // alone, where naming the columns in SET rewrites their entries. Changes no row unless
             // the columns already hold these values.
             case .runDataUpdate: "UPDATE runs SET data = ? WHERE runId = ? AND status = ? AND jobId IS ?"
-            case .journalAppend: "INSERT INTO journal (seq, body) VALUES (?, ?)"
-            case .journalDeleteThrough: "DELETE FROM journal WHERE seq <= ?"
             case .dataVersion: "PRAGMA data_version"
             case .ownerToken: "SELECT value FROM meta WHERE key = ?"
             case .synchronousFull: "PRAGMA synchronous = FULL"

@@ -97,9 +97,6 @@ public final class SQLiteStore: EngineStore {
     /// process reads it whole.
     public static let walCheckpointPages = 10_000
 
-    /// The same for the journal's file, whose rows are deleted soon after they are written.
-    static let journalCheckpointPages = 1_000
-
     /// Opens (creating if needed) and migrates the store at `path`; `":memory:"` is a private
     /// in-memory database. What a killed process left in the journal is written to the tables
     /// before this returns. `journalLimit` is ``defaultJournalLimit`` or
@@ -133,11 +130,17 @@ public final class SQLiteStore: EngineStore {
                                  message: "the store at \(path) was written by a newer version of the library")
             }
             try migrator.migrate(queue)
-            try main.claimOwnership()
-            guard let backlog else { return }
-            try replayLegacyJournal(main)
-            let journal = try JournalFile(storePath: path, storeId: try storeId(main), durability: durability)
+            guard let backlog else {
+                try main.claimOwnership()
+                return
+            }
+            // The journal is taken over first, and held while the tables are claimed: two
+            // engines opening the store at once never end up owning one each.
+            let journal = try JournalFile(storePath: path, durability: durability)
             self.journal = journal
+            try main.claimOwnership()
+            try replayLegacyJournal(main)
+            try journal.recover(storeId: try storeId(main))
             try replay(journal, into: main, backlog: backlog)
             if folding == .background {
                 let folder = JournalFolder(backlog: backlog, connection: main, foldRows: self.journalLimit / 4)
@@ -172,6 +175,7 @@ public final class SQLiteStore: EngineStore {
         folder?.stop()
         folder = nil
         try? flush()
+        try? syncFolded()
         journal?.close(syncedThrough: backlog?.syncedThrough)
         journal = nil
         main?.close()
@@ -184,16 +188,19 @@ public final class SQLiteStore: EngineStore {
     /// so that a journal is never replayed into another store.
     private func storeId(_ main: StoreConnection) throws -> String {
         let key = "store.id"
-        if let text = try main.queue.read({ db in try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = ?",
-                                                                      arguments: [key]) }),
-           let id = (try? JSON(parsing: text))?.stringValue
-        {
-            return id
+        func read() throws -> String? {
+            try main.queue.read { db in try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = ?", arguments: [key]) }
+                .flatMap { (try? JSON(parsing: $0))?.stringValue }
         }
-        let id = UUID().uuidString
-        // Synced: its journal is marked with it, and must never outlive it.
+        if let id = try read() { return id }
+        // Synced: its journal is marked with it, and must never outlive it. Another engine
+        // opening the store at the same time may have made one first: that one stands.
         try main.transaction(synced: true) { db, _ in
-            try db.execute(sql: "INSERT INTO meta (key, value) VALUES (?, ?)", arguments: [key, JSONWriter.string(.string(id))])
+            try db.execute(sql: "INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)",
+                           arguments: [key, JSONWriter.string(.string(UUID().uuidString))])
+        }
+        guard let id = try read() else {
+            throw StoreError(code: "storeCorrupt", message: "the store at \(path) has no id (meta store.id)")
         }
         return id
     }
@@ -425,6 +432,11 @@ public final class SQLiteStore: EngineStore {
                 directCommits = count
                 if let last = entries.last?.seq { backlog.folded(through: last, synced: durability == .full) }
             }
+            if backlog.unsyncedEntries >= Self.unsyncedEntriesLimit {
+                try backlog.writeLock.withEngineLock { try backlog.syncFolded(on: main) }
+            } else if backlog.unsyncedEntries > 0 {
+                folder?.noteUnsyncedFold()
+            }
         }
     }
 
@@ -437,6 +449,19 @@ public final class SQLiteStore: EngineStore {
         try backlog.writeLock.withEngineLock { try backlog.foldAll(on: main) }
     }
 
+    /// Makes the folds that were not synced (a commit written straight to the tables folds the
+    /// journal in its own, unsynced, transaction) wait on disk, with one synced transaction: the
+    /// journal may then drop their entries.
+    func syncFolded() throws {
+        guard let backlog, backlog.unsyncedEntries > 0 else { return }
+        let main = try connection()
+        try backlog.writeLock.withEngineLock { try backlog.syncFolded(on: main) }
+    }
+
+    /// Entries folded without a sync after which the engine's thread syncs them itself (the
+    /// folder syncs them as soon as the engine is quiet): the journal never holds many more.
+    static let unsyncedEntriesLimit: Int64 = 1_024
+
     /// Folds first if a read of the tables could miss a row still in the journal.
     private func foldIf(_ needed: Bool) throws {
         if needed { try flush() }
@@ -447,14 +472,14 @@ public final class SQLiteStore: EngineStore {
 
     /// Holds every write of the store (the folder's, and its checkpoints) while `body` runs on the
     /// engine's thread: the files on disk stay as they are, as a process killed at that moment
-    /// leaves them, for a test or a benchmark to copy.
+    /// leaves them, for a test or a benchmark to copy. `body` must not use the store.
     package func withWritesHeld<T>(_ body: () throws -> T) rethrows -> T {
         guard let backlog else { return try body() }
         return try backlog.writeLock.withEngineLock(body)
     }
 
-    /// The files a file store keeps (the store, its journal, and SQLite's write-ahead logs and
-    /// shared-memory indexes of both), for tests and tools that copy or remove a store whole.
+    /// The files a file store keeps (the store, SQLite's write-ahead log and shared-memory index
+    /// beside it, and the store's journal), for tests and tools that copy or remove a store whole.
     public static func files(ofStore path: String) -> [String] {
         [path, path + "-wal", path + "-shm", JournalFile.path(forStore: path)]
     }
@@ -477,6 +502,14 @@ public final class SQLiteStore: EngineStore {
         var replayed = PendingRows()
         var last = folded
         let entries = journal.recovered.filter { $0.seq > folded }
+        if let first = entries.first?.seq, first != folded + 1 {
+            // The engine never leaves a gap: the tables are an older copy than the journal.
+            throw StoreError(code: "storeCorrupt", message: """
+                the store's journal \(JournalFile.path(forStore: path)) goes on from entry \(first - 1), but the store's \
+                tables hold entries up to \(folded) only (was the store file replaced by an older copy?); remove the \
+                journal to open the store without the changes it holds
+                """)
+        }
         for (i, (seq, body)) in entries.enumerated() {
             let entry = try JournalCoding.decode(body)
             guard entry.directCommits <= directCommits else {

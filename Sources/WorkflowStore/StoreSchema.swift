@@ -126,6 +126,11 @@ enum StoreSchema {
         m.registerMigration("v3-journal") { db in
             try db.execute(sql: "CREATE TABLE journal (seq INTEGER PRIMARY KEY, body BLOB NOT NULL)")
         }
+        // The journal in a file of its own beside the store (`JournalFile`), its progress in meta
+        // (`journal.foldedThrough`, `journal.directCommits`). No table changes; the version is
+        // what makes a library that knows nothing of the file refuse the store (`storeTooNew`)
+        // instead of opening it without the commits the file holds, and writing over them.
+        m.registerMigration("v4-journal-file") { _ in }
         return m
     }
 }

@@ -132,7 +132,7 @@ static char *make_temp_folder(void) {
 
 static void remove_store_files(const char *folder, const char *name) {
     static const char *const suffixes[] = {
-        "", "-wal", "-shm", "-journal", "-wfjournal", "-wfjournal-wal", "-wfjournal-shm"};
+        "", "-wal", "-shm", "-journal", "-wfjournal"};
     char path[4096];
     for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++) {
         snprintf(path, sizeof path, "%s/%s%s", folder, name, suffixes[i]);

@@ -304,7 +304,7 @@ static int make_temp_store(fixture_run *run) {
 static void remove_temp_store(fixture_run *run) {
     if (!run->store_path) return;
     static const char *const suffixes[] = {
-        "", "-wal", "-shm", "-journal", "-wfjournal", "-wfjournal-wal", "-wfjournal-shm"};
+        "", "-wal", "-shm", "-journal", "-wfjournal"};
     for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++) {
         cu_buf file = {0};
         cu_buf_printf(&file, "%s%s", run->store_path, suffixes[i]);

@@ -43,7 +43,8 @@ private func writeJournal(_ path: String, _ entries: [(seq: Int64, body: [UInt8]
     let id = try DatabaseQueue(path: path).read { db in
         try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'store.id'").flatMap { try JSON(parsing: $0).stringValue }
     }
-    let journal = try JournalFile(storePath: path, storeId: try XCTUnwrap(id), durability: .normal)
+    let journal = try JournalFile(storePath: path, durability: .normal)
+    try journal.recover(storeId: try XCTUnwrap(id))
     try journal.begin()
     for e in entries { try journal.append(seq: e.seq, body: e.body, syncedThrough: 0) }
     journal.close()
@@ -538,6 +539,82 @@ final class JournalTests: XCTestCase {
         for cs in sets {
             XCTAssertNil(JournalCoding.plan(cs))
             XCTAssertFalse(cs.isOnlyRows && SQLiteStore.images(of: cs).allSatisfy(\.isJournalable))
+        }
+    }
+
+    /// Commits written straight to the tables fold the journal without a sync; the journal
+    /// still drops those entries once they are synced, so it stays small however the two kinds
+    /// of commit alternate, and a close leaves it empty.
+    func testTheJournalStaysSmallWhenDirectCommitsFoldIt() throws {
+        for folding in JournalFolding.allCases {
+            let path = tempPath()
+            defer { removeStore(path) }
+            let store = try SQLiteStore(path: path, folding: folding)
+            var w = try driveOneWorkflow(store, 1)
+            for i in 1...2_500 {
+                try commit(store, &w) { $0.runs[0].progress = Double(i % 100) / 100 }
+                var cs = ChangeSet()
+                cs.metricInserts = [MetricEvent(seq: Int64(i), body: ["event": "x"])]
+                try store.commit(cs)
+            }
+            XCTAssertLessThanOrEqual(try entries(path), Int(SQLiteStore.unsyncedEntriesLimit) + 1, "\(folding)")
+            try reopenAfterKill(store) { reopened, _ in
+                XCTAssertEqual(try reopened.loadWorkflow("wf-1")?.runs[0].progress, 0)
+            }
+            XCTAssertEqual(try entries(path), 0, "closed: nothing left in the journal (\(folding))")
+        }
+    }
+
+    /// A journal that goes on from entries the tables never held (the store file replaced by an
+    /// older copy) would leave a hole: the store is refused, and the message says what to do.
+    func testAJournalThatDoesNotFollowOnFromTheTablesIsRefused() throws {
+        let path = tempPath()
+        defer { removeStore(path) }
+        var store = try SQLiteStore(path: path, folding: .whenFull)
+        var w = try driveOneWorkflow(store, 1)
+        store.close()
+        let older = tempPath()
+        defer { removeStore(older) }
+        try FileManager.default.copyItem(atPath: path, toPath: older)
+        store = try SQLiteStore(path: path, folding: .whenFull)
+        try commit(store, &w) { $0.nodes[1].state = .runningRemote }
+        try store.flush()
+        try commit(store, &w) { $0.nodes[1].state = .succeeded }
+        let killed = copyAsKilled(store)
+        defer { removeStore(killed) }
+        store.close()
+        try FileManager.default.removeItem(atPath: killed)
+        try? FileManager.default.removeItem(atPath: killed + "-wal")
+        try FileManager.default.copyItem(atPath: older, toPath: killed)  // the tables as of before entry 3
+        XCTAssertThrowsError(try SQLiteStore(path: killed)) { error in
+            XCTAssertEqual((error as? StoreError)?.code, "storeCorrupt")
+            XCTAssertTrue((error as? StoreError)?.message.contains("remove the journal") ?? false)
+        }
+    }
+
+    /// Two engines opening one store at the same moment: one after the other, and the one that
+    /// opened last owns both the tables and the journal (the other is refused for both kinds of
+    /// commit, never for one only).
+    func testTwoStoresOpenedAtOnceEndWithOneOwnerOfBoth() throws {
+        for round in 0..<10 {
+            let path = tempPath()
+            defer { removeStore(path) }
+            try SQLiteStore(path: path).close()
+            let stores = atOnce(2) { try SQLiteStore(path: path, folding: .whenFull) }.compactMap { try? $0.get() }
+            XCTAssertEqual(stores.count, 2, "round \(round)")
+            var owners: [Int] = []
+            for (i, store) in stores.enumerated() {
+                var journaled = ChangeSet()
+                journaled.meta["counter.x"] = .int(Int64(i))
+                var direct = ChangeSet()
+                direct.metricInserts = [MetricEvent(seq: Int64(i + 1), body: ["event": "x"])]
+                let a = (try? store.commit(journaled)) != nil
+                let b = (try? store.commit(direct)) != nil
+                XCTAssertEqual(a, b, "round \(round): store \(i) owns one and not the other")
+                if a { owners.append(i) }
+            }
+            XCTAssertEqual(owners.count, 1, "round \(round)")
+            for store in stores { store.close() }
         }
     }
 

@@ -274,7 +274,7 @@ final class MigrationTests: XCTestCase {
         XCTAssertEqual(tight.thumbnailEvictions(entries).map(\.assetId), ["as-1"])
         XCTAssertEqual(entries.sorted(by: CachePolicy.leastRecentlyUsedFirst).map(\.assetId).last, "as-3")
         XCTAssertEqual(try DatabaseQueue(path: path).read { try String.fetchAll($0, sql: "SELECT identifier FROM grdb_migrations ORDER BY rowid") },
-                       ["v1", "v2-cache-use-order", "v3-journal"])
+                       ["v1", "v2-cache-use-order", "v3-journal", "v4-journal-file"])
     }
 
     func testLegacyRecordsWithMissingFieldsAndOldNamesLoad() throws {

@@ -733,7 +733,7 @@ int main(int argc, char **argv) {
     wf_engine_free(engine);
     if (temporary) {
         /* The store, its journal, and SQLite's side files of both. */
-        const char *suffixes[] = {"", "-wal", "-shm", "-journal", "-wfjournal", "-wfjournal-wal", "-wfjournal-shm"};
+        const char *suffixes[] = {"", "-wal", "-shm", "-journal", "-wfjournal"};
         for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++) {
             char path[sizeof temp_store + 16];
             snprintf(path, sizeof path, "%s%s", temp_store, suffixes[i]);

@@ -127,7 +127,7 @@ static void describe(int status, char *out, size_t size) {
 
 static void remove_round_files(const char *store) {
     static const char *const suffixes[] = {
-        "", "-wal", "-shm", "-journal", "-wfjournal", "-wfjournal-wal", "-wfjournal-shm",
+        "", "-wal", "-shm", "-journal", "-wfjournal",
         ".jobs", ".jobs.tmp", ".log", ".out"};
     char path[4200];
     for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++) {

@@ -721,7 +721,7 @@ class _Run:
             self.engine.close()
             self.engine = None
         if self.store is not None:
-            for suffix in ("", "-wal", "-shm", "-journal", "-wfjournal", "-wfjournal-wal", "-wfjournal-shm"):
+            for suffix in ("", "-wal", "-shm", "-journal", "-wfjournal"):
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(self.store + suffix)
 
