@@ -1,6 +1,8 @@
 import GRDB
+import GRDBSQLite
 
-/// The write path's statements, prepared once per connection and found by name.
+/// The write path's statements (and the BEGIN of the store's reads), prepared once per
+/// connection and found by name.
 ///
 /// GRDB's `cachedStatement(sql:)` hashes the whole SQL text on every lookup; a call writes a
 /// handful of rows, and those hashes cost as much as SQLite's own work. Used only inside the
@@ -8,13 +10,14 @@ import GRDB
 /// to the package's benchmarks (`package`), which time SQLite alone running them.
 package final class PreparedStatements: @unchecked Sendable {
     package enum Key: Int, CaseIterable {
-        case begin, commit, rollback, meta, asset, workflow, node, run, await, effectInsert, effectTaken, effectDelete
+        case begin, beginRead, commit, rollback, meta, asset, workflow, node, run, await, effectInsert, effectTaken, effectDelete
         case workflowUpdate, nodeUpdate, runUpdate, runDataUpdate, dataVersion
         case ownerToken, synchronousFull, synchronousNormal
 
         package var sql: String {
             switch self {
             case .begin: "BEGIN IMMEDIATE TRANSACTION"
+            case .beginRead: "BEGIN DEFERRED TRANSACTION"
             case .commit: "COMMIT TRANSACTION"
             case .rollback: "ROLLBACK TRANSACTION"
             case .meta: "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value"
@@ -85,6 +88,16 @@ package final class PreparedStatements: @unchecked Sendable {
         let s = try db.makeStatement(sql: key.sql)
         statements[key.rawValue] = s
         return s
+    }
+
+    /// How many times SQLite compiled these statements again after preparing them (it does when
+    /// something expires them, such as a change of a flag pragma on the connection), for tests.
+    /// Not the `synchronous` pragmas: SQLite compiles those again each time they run.
+    func recompilations() -> Int {
+        Key.allCases.reduce(0) { n, key in
+            guard key != .synchronousFull, key != .synchronousNormal, let s = statements[key.rawValue] else { return n }
+            return n + Int(sqlite3_stmt_status(s.sqliteStatement, SQLITE_STMTSTATUS_REPREPARE, 0))
+        }
     }
 
     func removeAll() {

@@ -124,7 +124,7 @@ public final class SQLiteStore: EngineStore {
             let main = StoreConnection(queue: queue, path: path, ownerToken: ownerToken, durability: durability)
             self.main = main
             let migrator = StoreSchema.migrator
-            let superseded = try queue.read { db in try migrator.hasBeenSuperseded(db) }
+            let superseded = try main.read { db in try migrator.hasBeenSuperseded(db) }
             if superseded {
                 throw StoreError(code: "storeTooNew",
                                  message: "the store at \(path) was written by a newer version of the library")
@@ -159,15 +159,20 @@ public final class SQLiteStore: EngineStore {
     /// SQLite's `PRAGMA synchronous` on the store's connection (1 NORMAL, 2 FULL): what
     /// ``Durability`` set, for tests.
     func synchronousLevel() throws -> Int {
-        try db().read { db in try Int.fetchOne(db, sql: "PRAGMA synchronous") ?? -1 }
+        try connection().read { db in try Int.fetchOne(db, sql: "PRAGMA synchronous") ?? -1 }
+    }
+
+    /// How many times SQLite compiled the write path's prepared statements again, for tests
+    /// (``PreparedStatements/recompilations()``).
+    func statementRecompilations() throws -> Int {
+        let main = try connection()
+        return main.queue.inDatabase { _ in main.statements.recompilations() }
     }
 
     private func connection() throws -> StoreConnection {
         guard let main else { throw StoreError(code: "storeClosed", message: "the store is closed") }
         return main
     }
-
-    private func db() throws -> DatabaseQueue { try connection().queue }
 
     /// Stops the folder, folds what is left of the journal and empties it (a failure leaves it
     /// for the next open to replay), and closes.
@@ -189,7 +194,7 @@ public final class SQLiteStore: EngineStore {
     private func storeId(_ main: StoreConnection) throws -> String {
         let key = "store.id"
         func read() throws -> String? {
-            try main.queue.read { db in try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = ?", arguments: [key]) }
+            try main.read { db in try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = ?", arguments: [key]) }
                 .flatMap { (try? JSON(parsing: $0))?.stringValue }
         }
         if let id = try read() { return id }
@@ -209,7 +214,7 @@ public final class SQLiteStore: EngineStore {
 
     public func loadSnapshot() throws -> StoreSnapshot {
         try foldIf(journalHoldsRows)
-        return try db().read { db in
+        return try connection().read { db in
             var s = StoreSnapshot()
             for row in try Row.fetchAll(db, sql: "SELECT key, value FROM meta") {
                 let key: String = row[0]
@@ -278,30 +283,28 @@ public final class SQLiteStore: EngineStore {
 
     public func loadWorkflow(_ workflowId: String) throws -> Workflow? {
         try foldIf(backlog?.holdsRows(ofWorkflow: workflowId) ?? false)
-        return try db().read { (db: Database) -> Workflow? in
-            guard let w = try Row.fetchOne(db, sql: """
+        return try connection().read { (db: Database) -> Workflow? in
+            guard let w = try Row.fetchOne(db.cachedStatement(sql: """
                 SELECT seq, templateId, title, status, archived, createdAt, updatedAt, data FROM workflows
                 WHERE workflowId = ?
-                """, arguments: [workflowId])
+                """), arguments: [workflowId])
             else { return nil }
             var nodes: [NodeInstance] = []
-            for row in try Row.fetchAll(db, sql: "SELECT nodeId, data FROM nodes WHERE workflowId = ? ORDER BY position",
-                                           arguments: [workflowId])
-            {
+            let nodeRows = try db.cachedStatement(sql: "SELECT nodeId, data FROM nodes WHERE workflowId = ? ORDER BY position")
+            for row in try Row.fetchAll(nodeRows, arguments: [workflowId]) {
                 let text: String = row[1]
                 nodes.append(RecordCoding.decodeNode(nodeId: row[0], (try? JSON(parsing: text)) ?? .null))
             }
             var runs: [Run] = []
-            for row in try Row.fetchAll(db, sql: "SELECT runId, nodeId, data FROM runs WHERE workflowId = ? ORDER BY seq",
-                                           arguments: [workflowId])
-            {
+            let runRows = try db.cachedStatement(sql: "SELECT runId, nodeId, data FROM runs WHERE workflowId = ? ORDER BY seq")
+            for row in try Row.fetchAll(runRows, arguments: [workflowId]) {
                 let text: String = row[2]
                 runs.append(RecordCoding.decodeRun(runId: row[0], nodeId: row[1], (try? JSON(parsing: text)) ?? .null))
             }
             var awaits: [AwaitRequest] = []
-            for row in try Row.fetchAll(db, sql: """
+            for row in try Row.fetchAll(db.cachedStatement(sql: """
                 SELECT awaitId, nodeId, runId, data FROM awaits WHERE workflowId = ? ORDER BY seq
-                """, arguments: [workflowId])
+                """), arguments: [workflowId])
             {
                 let text: String = row[3]
                 awaits.append(RecordCoding.decodeAwait(awaitId: row[0], workflowId: workflowId, nodeId: row[1],
@@ -322,10 +325,10 @@ public final class SQLiteStore: EngineStore {
 
     public func loadAsset(_ assetId: String) throws -> Asset? {
         try foldIf(journalHoldsRows)
-        return try db().read { (db: Database) -> Asset? in
-            guard let row = try Row.fetchOne(db, sql: """
+        return try connection().read { (db: Database) -> Asset? in
+            guard let row = try Row.fetchOne(db.cachedStatement(sql: """
                 SELECT type, createdAt, pinned, orphanedAt, data FROM assets WHERE assetId = ?
-                """, arguments: [assetId])
+                """), arguments: [assetId])
             else { return nil }
             let text: String = row[4]
             var asset = RecordCoding.decodeAsset(assetId: assetId, type: row[0], createdAt: row[1], pinned: row[2],
@@ -338,14 +341,16 @@ public final class SQLiteStore: EngineStore {
 
     public func workflowId(forRun runId: String) throws -> String? {
         try foldIf(journalHoldsRows)
-        return try db().read { db in try String.fetchOne(db, sql: "SELECT workflowId FROM runs WHERE runId = ?", arguments: [runId]) }
+        return try connection().read { db in
+            try String.fetchOne(db.cachedStatement(sql: "SELECT workflowId FROM runs WHERE runId = ?"), arguments: [runId])
+        }
     }
 
     public func run(forJob jobId: String) throws -> (runId: String, workflowId: String)? {
         try foldIf(journalHoldsRows)
-        return try db().read { (db: Database) -> (runId: String, workflowId: String)? in
-            guard let row = try Row.fetchOne(db, sql: "SELECT runId, workflowId FROM runs WHERE jobId = ? ORDER BY seq DESC LIMIT 1",
-                                             arguments: [jobId])
+        return try connection().read { (db: Database) -> (runId: String, workflowId: String)? in
+            let sql = "SELECT runId, workflowId FROM runs WHERE jobId = ? ORDER BY seq DESC LIMIT 1"
+            guard let row = try Row.fetchOne(db.cachedStatement(sql: sql), arguments: [jobId])
             else { return nil }
             return (row[0], row[1])
         }
@@ -353,7 +358,7 @@ public final class SQLiteStore: EngineStore {
 
     public func unreferencedAssets(createdBefore cutoff: Timestamp) throws -> [String] {
         try foldIf(journalHoldsRows)
-        return try db().read { db in
+        return try connection().read { db in
             try String.fetchAll(db, sql: """
                 WITH refs(assetId) AS (
                     SELECT j.value FROM runs, json_each(runs.data, '$.inputs') AS j
@@ -372,7 +377,7 @@ public final class SQLiteStore: EngineStore {
 
     public func workflowIds(referencingAsset assetId: String) throws -> [String] {
         try foldIf(journalHoldsRows)
-        return try db().read { db in
+        return try connection().read { db in
             try String.fetchAll(db, sql: """
                 SELECT runs.workflowId FROM runs, json_each(runs.data, '$.inputs') AS j WHERE j.value = ?1
                 UNION SELECT runs.workflowId FROM runs, json_each(runs.data, '$.outputs') AS j WHERE j.value = ?1
@@ -385,8 +390,8 @@ public final class SQLiteStore: EngineStore {
     }
 
     public func metrics(after: Int64 = 0, limit: Int) throws -> [MetricEvent] {
-        try db().read { db in
-            try Row.fetchAll(db, sql: "SELECT seq, data FROM metrics WHERE seq > ? ORDER BY seq LIMIT ?",
+        try connection().read { db in
+            try Row.fetchAll(db.cachedStatement(sql: "SELECT seq, data FROM metrics WHERE seq > ? ORDER BY seq LIMIT ?"),
                              arguments: [after, limit]).map { row in
                 let text: String = row[1]
                 return MetricEvent(seq: row[0], body: (try? JSON(parsing: text))?.objectValue ?? [:])
@@ -493,7 +498,7 @@ public final class SQLiteStore: EngineStore {
     /// journal takes the old one's place.
     private func replay(_ journal: JournalFile, into main: StoreConnection, backlog: JournalBacklog) throws {
         func meta(_ key: String) throws -> Int64 {
-            try main.queue.read { db in
+            try main.read { db in
                 try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = ?", arguments: [key])
             }.flatMap { Int64($0) } ?? 0
         }
@@ -532,7 +537,7 @@ public final class SQLiteStore: EngineStore {
     /// Replays the journal a store written by an earlier version keeps in its own `journal`
     /// table (before the journal had a file of its own), and empties it.
     private func replayLegacyJournal(_ main: StoreConnection) throws {
-        let bodies = try main.queue.read { db in
+        let bodies = try main.read { db in
             try Data.fetchAll(db, sql: "SELECT body FROM journal ORDER BY seq").map { [UInt8]($0) }
         }
         guard !bodies.isEmpty else { return }

@@ -106,6 +106,27 @@ final class StoreConnection: @unchecked Sendable {
         }
     }
 
+    /// Runs `body` in one read transaction (prepared BEGIN and COMMIT); `body` only reads.
+    ///
+    /// Not GRDB's `DatabaseQueue.read`: it brackets the transaction with `PRAGMA query_only`, a
+    /// flag pragma after which SQLite expires every statement prepared on the connection, so
+    /// after each read the write path's statements and the cached reads' were all compiled again
+    /// (a third of an engine's open, which loads a workflow per read).
+    func read<T>(_ body: (Database) throws -> T) throws -> T {
+        let statements = self.statements
+        return try queue.writeWithoutTransaction { db in
+            try statements.row(.beginRead, db).run(db)
+            do {
+                let result = try body(db)
+                try statements.row(.commit, db).run(db)
+                return result
+            } catch {
+                if db.isInsideTransaction { try? statements.row(.rollback, db).run(db) }
+                throw error
+            }
+        }
+    }
+
     /// Finalizes the statements, then closes the connection.
     func close() {
         queue.inDatabase { _ in statements.removeAll() }

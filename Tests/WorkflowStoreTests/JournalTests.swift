@@ -706,4 +706,29 @@ final class DurabilityTests: XCTestCase {
         defer { store.close() }
         XCTAssertEqual(try store.synchronousLevel(), 1)
     }
+
+    /// GRDB's `read` brackets a read with `PRAGMA query_only`, after which SQLite expires every
+    /// statement prepared on the connection: each read made every later commit and fold compile
+    /// its statements again (and an engine's open, which loads workflow after workflow, took a
+    /// third longer).
+    func testReadsLeaveTheStatementsPreparedOnTheConnectionAsTheyAre() throws {
+        let path = tempPath()
+        defer { removeStore(path) }
+        let store = try SQLiteStore(path: path)
+        defer { store.close() }
+        var w = try driveOneWorkflow(store, 1)
+        try store.flush()  // folded: the write path's statements are prepared
+        // Those prepared before the schema was brought up to date at open were compiled again once.
+        let atFirst = try store.statementRecompilations()
+        for i in 0..<3 {
+            XCTAssertEqual(try store.loadWorkflow("wf-1")?.runs.map(\.runId), ["run-1"])
+            XCTAssertEqual(try store.loadSnapshot().workflows.map(\.workflowId), ["wf-1"])
+            XCTAssertEqual(try store.workflowId(forRun: "run-1"), "wf-1")
+            XCTAssertNil(try store.loadAsset("missing"))
+            try commit(store, &w) { $0.nodes[1].params["n"] = .int(Int64(i)) }
+            try store.flush()
+        }
+        XCTAssertEqual(try store.loadWorkflow("wf-1")?.nodes[1].params["n"], .int(2))
+        XCTAssertEqual(try store.statementRecompilations(), atFirst, "a read expired the connection's statements")
+    }
 }
