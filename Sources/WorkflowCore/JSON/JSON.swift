@@ -161,10 +161,16 @@ public struct JSONObject: Sendable, Equatable, Sequence, ExpressibleByDictionary
 
     /// The position of the member whose key has exactly `key`'s bytes. Swift's `String ==` also
     /// calls canonically equivalent spellings equal (`café` precomposed and decomposed); JSON
-    /// keys are the code points written, so two such keys are two members. (The byte check runs
-    /// only on a `==` hit, so a lookup costs what it did.)
+    /// keys are the code points written, so two such keys are two members. Keys of another
+    /// length in bytes are passed over before `==` (the common miss, and `==` on two strings
+    /// that differ goes through Swift's comparison routine); the byte check runs only on a hit.
     public func index(of key: String) -> Int? {
-        for i in members.indices where members[i].key == key && members[i].key.hasSameBytes(as: key) { return i }
+        let length = key.utf8.count
+        for i in members.indices where members[i].key.utf8.count == length && members[i].key == key
+            && members[i].key.hasSameBytes(as: key)
+        {
+            return i
+        }
         return nil
     }
 
