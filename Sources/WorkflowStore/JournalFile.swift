@@ -45,6 +45,7 @@ package final class JournalFile {
     static let recordHead = 24
 
     private let path: String
+    private let storePath: String
     private let durability: Durability
     private var fd: Int32 = -1
     /// Held from opening until ``begin(durable:)``.
@@ -67,6 +68,7 @@ package final class JournalFile {
     /// the other, and the one that opened last owns both.
     init(storePath: String, durability: Durability) throws {
         path = Self.path(forStore: storePath)
+        self.storePath = storePath
         self.durability = durability
         fd = posixOpen(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw Self.failure("cannot open", path) }
@@ -157,13 +159,7 @@ package final class JournalFile {
         }
         guard Self.lock(fd, LOCK_SH) else { throw Self.failure("cannot lock", path) }
         defer { _ = flock(fd, LOCK_UN) }
-        guard ownsFile() else {
-            throw StoreError(code: "storeInUse", message: """
-                another engine (in this process or another) opened the store at \(path.dropLast("-wfjournal".count)) \
-                after this one; to keep its changes, this engine saves nothing more: close it, and open the store \
-                in one engine at a time
-                """)
-        }
+        guard ownsFile() else { throw StoreError.storeInUse(storePath) }
         if let last = lastSeq, last <= syncedThrough {
             guard ftruncate(fd, off_t(Self.headerSize)) == 0 else { throw Self.failure("cannot empty", path) }
             end = Self.headerSize

@@ -12,7 +12,7 @@ package final class PreparedStatements: @unchecked Sendable {
     package enum Key: Int, CaseIterable {
         case begin, beginRead, commit, rollback, meta, asset, workflow, node, run, await, effectInsert, effectTaken, effectDelete
         case workflowUpdate, nodeUpdate, runUpdate, runDataUpdate, dataVersion
-        case ownerToken, synchronousFull, synchronousNormal
+        case metaValue, synchronousFull, synchronousNormal
 
         package var sql: String {
             switch self {
@@ -69,7 +69,7 @@ package final class PreparedStatements: @unchecked Sendable {
             // the columns already hold these values.
             case .runDataUpdate: "UPDATE runs SET data = ? WHERE runId = ? AND status = ? AND jobId IS ?"
             case .dataVersion: "PRAGMA data_version"
-            case .ownerToken: "SELECT value FROM meta WHERE key = ?"
+            case .metaValue: "SELECT value FROM meta WHERE key = ?"
             case .synchronousFull: "PRAGMA synchronous = FULL"
             case .synchronousNormal: "PRAGMA synchronous = NORMAL"
             }

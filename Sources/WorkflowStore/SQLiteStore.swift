@@ -19,6 +19,15 @@ public struct StoreError: Error, CustomStringConvertible {
         self.message = message
     }
     public var description: String { "\(code): \(message)" }
+
+    /// Another engine opened the store at `path` after the one failing: its commits are refused
+    /// (the store's tables and its journal alike), so that they never overwrite the other's.
+    static func storeInUse(_ path: String) -> StoreError {
+        StoreError(code: "storeInUse", message: """
+            another engine (in this process or another) opened the store at \(path) after this one; to keep its \
+            changes, this engine saves nothing more: close it, and open the store in one engine at a time
+            """)
+    }
 }
 
 /// How a file store writes the journal's entries into its tables.
@@ -193,10 +202,7 @@ public final class SQLiteStore: EngineStore {
     /// so that a journal is never replayed into another store.
     private func storeId(_ main: StoreConnection) throws -> String {
         let key = "store.id"
-        func read() throws -> String? {
-            try main.read { db in try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = ?", arguments: [key]) }
-                .flatMap { (try? JSON(parsing: $0))?.stringValue }
-        }
+        func read() throws -> String? { try main.metaValue(key).flatMap { (try? JSON(parsing: $0))?.stringValue } }
         if let id = try read() { return id }
         // Synced: its journal is marked with it, and must never outlive it. Another engine
         // opening the store at the same time may have made one first: that one stands.
@@ -497,11 +503,7 @@ public final class SQLiteStore: EngineStore {
     /// lacks (a power loss took it) are dropped, with every entry after them. Then a new, empty
     /// journal takes the old one's place.
     private func replay(_ journal: JournalFile, into main: StoreConnection, backlog: JournalBacklog) throws {
-        func meta(_ key: String) throws -> Int64 {
-            try main.read { db in
-                try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = ?", arguments: [key])
-            }.flatMap { Int64($0) } ?? 0
-        }
+        func meta(_ key: String) throws -> Int64 { try main.metaValue(key).flatMap { Int64($0) } ?? 0 }
         let folded = try meta(JournalBacklog.foldedThroughKey)
         directCommits = try meta(JournalBacklog.directCommitsKey)
         var replayed = PendingRows()
@@ -553,7 +555,7 @@ public final class SQLiteStore: EngineStore {
 
     /// The rows a change set writes, each as its image, in the order the change set gives them.
     /// Deletions, templates, tools, provider defaults, cache entries and metrics are not rows of
-    /// this kind (``ChangeSet/isOnlyRows``): ``write(_:_:_:_:)`` writes them itself.
+    /// this kind (``ChangeSet/isOnlyRows``): ``TableWriter/write(_:_:_:_:)`` writes them itself.
     static func images(of c: ChangeSet) -> [RowImage] {
         var images: [RowImage] = []
         for (k, v) in c.meta { images.append(.meta(key: k, value: JSONWriter.bytes(v))) }

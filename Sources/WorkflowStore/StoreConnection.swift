@@ -71,7 +71,7 @@ final class StoreConnection: @unchecked Sendable {
     private func stillOwner(_ db: Database) throws -> Bool {
         let now = try Int64.fetchOne(statements.get(.dataVersion, db)) ?? 0
         if now == dataVersion { return true }
-        let owner = try String.fetchOne(statements.get(.ownerToken, db), arguments: [Self.ownerKey])
+        let owner = try String.fetchOne(statements.get(.metaValue, db), arguments: [Self.ownerKey])
         guard owner == ownerToken else { return false }
         dataVersion = now  // another connection changed the file, but did not claim it
         return true
@@ -90,13 +90,7 @@ final class StoreConnection: @unchecked Sendable {
             defer { if raise { try? statements.row(.synchronousNormal, db).run(db) } }
             try statements.row(.begin, db).run(db)
             do {
-                guard try stillOwner(db) else {
-                    throw StoreError(code: "storeInUse", message: """
-                        another engine (in this process or another) opened the store at \(path) after this one; \
-                        to keep its changes, this engine saves nothing more: close it, and open the store in one \
-                        engine at a time
-                        """)
-                }
+                guard try stillOwner(db) else { throw StoreError.storeInUse(path) }
                 try body(db, statements)
                 try statements.row(.commit, db).run(db)
             } catch {
@@ -125,6 +119,12 @@ final class StoreConnection: @unchecked Sendable {
                 throw error
             }
         }
+    }
+
+    /// The text of meta `key` as the table holds it (JSON), or nil, in a read transaction.
+    func metaValue(_ key: String) throws -> String? {
+        let statements = self.statements
+        return try read { db in try String.fetchOne(statements.get(.metaValue, db), arguments: [key]) }
     }
 
     /// Finalizes the statements, then closes the connection.

@@ -9,7 +9,7 @@ enum TableWriter {
 
     /// Writes a change set to its tables: what is not a row image, then the images.
     static func write(_ c: ChangeSet, _ images: [RowImage], _ statements: PreparedStatements,
-                              _ db: Database) throws {
+                      _ db: Database) throws {
         for t in c.templates {
             try db.execute(sql: """
                 INSERT INTO templates (templateId, seq, name, createdAt, canonical, sourceSchema) VALUES (?, ?, ?, ?, ?, ?)
