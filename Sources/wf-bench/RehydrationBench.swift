@@ -41,7 +41,7 @@ enum RehydrationBench {
             for background in [false, true] {
                 let killed = openAfterKill(path, background: background)
                 let how = background ? "the journal folded by its own thread (the default)"
-                    : "the journal folded by the engine's when full (\"backgroundWrites\": false)"
+                    : "the journal folded by the engine's thread when full (\"backgroundWrites\": false)"
                 print(String(format: "          after a kill amid progress reports, %@, %d commits unfolded: engine open %@ = %.1f× the baseline; goal ≤ %@: %@",
                              how, killed.entries, Measure.ms(killed.seconds), killed.seconds / raw, Measure.ms(goal),
                              Measure.verdict(killed.seconds <= goal)))

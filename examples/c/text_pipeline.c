@@ -732,7 +732,8 @@ int main(int argc, char **argv) {
     free(workflow_id);
     wf_engine_free(engine);
     if (temporary) {
-        /* The store, its journal, and SQLite's side files of both. */
+        /* The store, SQLite's side files (-journal only outside WAL mode) and
+           the engine's journal (-wfjournal). */
         const char *suffixes[] = {"", "-wal", "-shm", "-journal", "-wfjournal"};
         for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++) {
             char path[sizeof temp_store + 16];
