@@ -24,18 +24,24 @@ enum RecordCoding {
         for (k, v) in o { if let s = v.stringValue { m[k] = s } }
         return m
     }
+    /// An error's record. `interruption` is written only where it differs from what records
+    /// written before the flag existed imply, the code being `interrupted`: those records read
+    /// back as they always did, and a host's failure coded `interrupted` reads back as a failure.
     static func error(_ e: NodeError?) -> JSON {
         guard let e else { return .null }
         var o: JSONObject = ["code": .string(e.code), "message": .string(e.message)]
         if let h = e.hint { o["hint"] = .string(h) }
         if !e.details.isEmpty { o["details"] = .object(e.details) }
+        if e.isInterruption != impliesInterruption(e.code) { o["interruption"] = .bool(e.isInterruption) }
         return .object(o)
     }
     static func error(_ j: JSON?) -> NodeError? {
         guard case let .object(o)? = j, let code = o["code"]?.stringValue else { return nil }
         return NodeError(code: code, message: o["message"]?.stringValue ?? code, hint: o["hint"]?.stringValue,
-                         details: o["details"]?.objectValue ?? [:])
+                         details: o["details"]?.objectValue ?? [:],
+                         isInterruption: o["interruption"]?.boolValue ?? impliesInterruption(code))
     }
+    private static func impliesInterruption(_ code: String) -> Bool { code == NodeError.interrupted.code }
 
     // MARK: Nodes
 
@@ -101,6 +107,8 @@ enum RecordCoding {
         if !r.pendingDownloads.isEmpty { o.append(uniqueKey: "pendingDownloads", portMap(r.pendingDownloads)) }
         if r.downloadFailures > 0 { o.append(uniqueKey: "downloadFailures", JSON(r.downloadFailures)) }
         if let t = r.nextDownloadAt { o.append(uniqueKey: "nextDownloadAt", ms(t)) }
+        if r.cancelFailures > 0 { o.append(uniqueKey: "cancelFailures", JSON(r.cancelFailures)) }
+        if let t = r.nextCancelAt { o.append(uniqueKey: "nextCancelAt", ms(t)) }
         if r.holdsSlot { o.append(uniqueKey: "holdsSlot", true) }
         o.append(uniqueKey: "createdAt", ms(r.createdAt))
         if let t = r.startedAt { o.append(uniqueKey: "startedAt", ms(t)) }
@@ -133,6 +141,8 @@ enum RecordCoding {
         r.pendingDownloads = portMap(o["pendingDownloads"])
         r.downloadFailures = Int(o["downloadFailures"]?.intValue ?? 0)
         r.nextDownloadAt = time(o["nextDownloadAt"])
+        r.cancelFailures = Int(o["cancelFailures"]?.intValue ?? 0)
+        r.nextCancelAt = time(o["nextCancelAt"])
         r.holdsSlot = o["holdsSlot"]?.boolValue ?? false
         r.startedAt = time(o["startedAt"])
         r.finishedAt = time(o["finishedAt"])

@@ -45,6 +45,8 @@ extension RecordCoding {
         if !r.pendingDownloads.isEmpty { w.key("pendingDownloads"); w.portMap(r.pendingDownloads) }
         if r.downloadFailures > 0 { w.key("downloadFailures"); w.int(r.downloadFailures) }
         if let t = r.nextDownloadAt { w.key("nextDownloadAt"); w.int(t.milliseconds) }
+        if r.cancelFailures > 0 { w.key("cancelFailures"); w.int(r.cancelFailures) }
+        if let t = r.nextCancelAt { w.key("nextCancelAt"); w.int(t.milliseconds) }
         if r.holdsSlot { w.key("holdsSlot"); w.literal("true") }
         w.key("createdAt"); w.int(r.createdAt.milliseconds)
         if let t = r.startedAt { w.key("startedAt"); w.int(t.milliseconds) }

@@ -121,6 +121,28 @@ final class ResumePollingTests: XCTestCase {
         try h.crash()
         XCTAssertEqual(h.effects("remote.poll").count, 1, "the taken but unanswered poll comes again")
     }
+
+    /// A host that takes polls and never answers them (its requests hang): each period's poll
+    /// replaces the last on record, so a reopen asks for the job's status once, not once per
+    /// period.
+    func testPollsTakenAndNeverAnsweredComeBackAsOneAfterACrash() throws {
+        let h = try Harness(file: true)
+        h.startOneRemote()
+        h.call("job.submitted", ["runId": h.effects("remote.submit")[0]["runId"]!, "jobId": "job-1"])
+        var ids: [JSON] = []
+        for _ in 0..<5 {
+            h.advance(11)
+            let polls = h.effects("remote.poll")
+            XCTAssertEqual(polls.count, 1)
+            ids.append(polls[0]["id"]!)
+        }
+        try h.crash()
+        let again = h.effects("remote.poll")
+        XCTAssertEqual(again.map { $0["id"] }, [ids.last!], "the last poll only, with its id")
+        h.call("job.update", ["jobId": "job-1", "status": "running"])
+        try h.crash()
+        XCTAssertTrue(h.effects("remote.poll").isEmpty, "answered: none on record")
+    }
 }
 
 /// TEST PLAN §5: backoff and retry policy.
@@ -345,6 +367,67 @@ final class CancelDeliveryTests: XCTestCase {
         XCTAssertEqual(answer["applied"], false, "the run was already cancelled")
         try h.crash()
         XCTAssertTrue(h.effects("remote.cancel").isEmpty, "answered: never again")
+    }
+
+    /// A cancel the host could not deliver (`job.transportError` while sending it) goes again
+    /// after the reconnect backoff, 10 s doubling, for as long as the job has not been reported
+    /// over; across a crash too, and at once when the network comes back.
+    func testACancelThatDoesNotReachTheProviderIsSentAgainWithBackoffUntilTheJobEnds() throws {
+        let h = try Harness(file: true)
+        let wf = h.startOneRemote()
+        h.call("job.submitted", ["runId": h.effects("remote.submit")[0]["runId"]!, "jobId": "job-1"])
+        h.call("job.update", ["jobId": "job-1", "status": "running"])
+        h.call("node.cancel", ["workflowId": .string(wf), "nodeId": "stylize1"])
+        XCTAssertEqual(h.effects("remote.cancel").count, 1)
+        var waits: [Int] = []
+        for _ in 0..<3 {
+            let failed = h.call("job.transportError", ["jobId": "job-1", "httpStatus": 503])
+            XCTAssertEqual(failed["applied"], true)
+            XCTAssertEqual(failed["runStatus"], "cancelled")
+            var waited = 0
+            var cancels: [JSON] = []
+            while cancels.isEmpty && waited < 400 {
+                h.advance(1)
+                waited += 1
+                cancels = h.effects("remote.cancel")
+            }
+            XCTAssertEqual(cancels.map { $0["jobId"] }, ["job-1"])
+            waits.append(waited)
+        }
+        XCTAssertTrue((9...11).contains(waits[0]) && (18...22).contains(waits[1]) && (36...44).contains(waits[2]), "\(waits)")
+        XCTAssertEqual(h.state(wf, "stylize1"), "cancelled")
+
+        // The retry's time is stored: a crash while waiting sends it then, once.
+        h.call("job.transportError", ["jobId": "job-1"])
+        let updated = h.call("workflow.get", ["workflowId": .string(wf)])["updatedAt"]
+        try h.crash()
+        XCTAssertTrue(h.effects("remote.cancel").isEmpty, "the failed cancel is off the record until its retry")
+        XCTAssertNotEqual(h.call("engine.nextDeadline")["at"], .null)
+        h.advance(100)
+        XCTAssertEqual(h.effects("remote.cancel").count, 1)
+
+        // Offline, it waits; back online, it goes at once.
+        h.call("job.transportError", ["jobId": "job-1", "offline": true])
+        h.call("network.set", ["online": false])
+        h.advance(400)
+        XCTAssertTrue(h.effects("remote.cancel").isEmpty, "held while offline")
+        h.call("network.set", ["online": true])
+        XCTAssertEqual(h.effects("remote.cancel").count, 1, "sent when the network is back")
+
+        // The provider reports the job over: nothing goes again, whatever comes later.
+        h.call("job.transportError", ["jobId": "job-1"])
+        let over = h.call("job.update", ["jobId": "job-1", "status": "cancelled"])
+        XCTAssertEqual(over["applied"], false, "the run was already cancelled")
+        XCTAssertEqual(h.call("engine.nextDeadline")["at"], .null)
+        h.advance(3_600)
+        XCTAssertTrue(h.effects("remote.cancel").isEmpty)
+        let late = h.call("job.transportError", ["jobId": "job-1"])
+        XCTAssertEqual(late["applied"], false, "no cancel on record: a late failure changes nothing")
+        XCTAssertNotEqual(h.call("workflow.get", ["workflowId": .string(wf)])["updatedAt"], updated)
+        let stamp = h.call("workflow.get", ["workflowId": .string(wf)])["updatedAt"]
+        h.advance(5)
+        h.call("job.transportError", ["jobId": "job-1"])
+        XCTAssertEqual(h.call("workflow.get", ["workflowId": .string(wf)])["updatedAt"], stamp, "ignored: updatedAt stays")
     }
 
     func testRunReportsTheStateAfterSchedulingAndToolsKeepExtensions() throws {

@@ -56,6 +56,26 @@ final class TaintTests: XCTestCase {
         XCTAssertEqual(h.node(wf, "B")["blockedReason"]?["message"], "Waiting for text from 'A' (interrupted; Retry it)")
     }
 
+    /// `interrupted` is the engine's code for a local run a crash cut short, which waits for its
+    /// Retry; a host may report a failure with the same code (a provider's preempted job, a
+    /// tool's own code): that is a failure like any other, before and after a reopen.
+    func testAFailureAHostCodesInterruptedFailsTheWorkflowAndItsConsumersAsAnyFailureDoes() throws {
+        let h = try Harness(file: true)
+        Templates.registerTextTools(h)
+        let wf = h.create(h.register(template: fourChain))
+        h.call("node.run", ["workflowId": .string(wf), "nodeId": "A"])
+        let e = h.effects("local.run")[0]
+        h.call("local.completed", ["runId": e["runId"]!, "error": ["code": "interrupted", "message": "Preempted."]])
+        func check(_ when: String) {
+            XCTAssertEqual(h.node(wf, "A")["lastError"], ["code": "interrupted", "message": "Preempted."], when)
+            XCTAssertEqual(h.call("workflow.get", ["workflowId": .string(wf)])["status"], "failed", when)
+            XCTAssertEqual(h.node(wf, "B")["blockedReason"], ["code": "upstreamFailed", "message": "Upstream 'A' failed."], when)
+        }
+        check("as reported")
+        try h.crash()
+        check("after a reopen")
+    }
+
     /// c takes `image` (required, from a) and `mask` (optional, from p of kind `pKind`).
     private func blendWorkflow(_ h: Harness, pKind: String, policy: String = "isolate-node") -> String {
         h.register(tool: "Img", outputs: ["image": "ImageRef"])

@@ -182,7 +182,12 @@ final class PersistenceRoundTripTests: XCTestCase {
             }
             node.params = ["steps": .int(Int64(n)), "label": "é"]
             if Bool.random(using: &rng) { node.outputs = ["image": "as-\(i)-\(n)"] }
-            if Bool.random(using: &rng) { node.lastError = NodeError(code: "E", message: "m", hint: "h") }
+            if Bool.random(using: &rng) {
+                // Whether a failure is the engine's interruption survives whatever its code.
+                // (Chosen by position, not drawn: the draws stay those the other checks rely on.)
+                node.lastError = NodeError(code: n % 2 == 0 ? "interrupted" : "E", message: "m", hint: "h",
+                                           isInterruption: (i + n) % 3 == 0)
+            }
             node.attempts = n
             nodes.append(node)
         }
@@ -195,6 +200,10 @@ final class PersistenceRoundTripTests: XCTestCase {
                           inputs: ["image": "as-x"], idempotencyKey: "key-\(r)", createdAt: t())
             run.jobId = "job-\(i)-\(r)"
             run.nextPollAt = t()
+            if (i + r) % 2 == 0 {
+                run.cancelFailures = r + 1
+                run.nextCancelAt = Timestamp(milliseconds: Int64(1_000 * (i + r)))
+            }
             run.pollCount = r
             run.progress = 0.5
             run.logTail = ["line 1", "line 2"]
@@ -288,5 +297,21 @@ final class MigrationTests: XCTestCase {
         XCTAssertEqual(run.status, .succeeded)
         XCTAssertEqual(run.idempotencyKey, "r", "a missing key defaults to the run id")
         XCTAssertNil(try store.loadWorkflow("nope"))
+    }
+
+    /// Records written before the interruption flag existed: only the engine wrote the code
+    /// `interrupted` then, for a local run a crash cut short, and it still reads as that.
+    func testAnOlderRecordCodedInterruptedReadsAsTheEnginesInterruption() throws {
+        let older = RecordCoding.decodeNode(nodeId: "n", try JSON(parsing: #"""
+            {"state": "failed", "lastError": {"code": "interrupted", "message": "Interrupted: the app stopped while this step was running."}}
+            """#))
+        XCTAssertEqual(older.lastError?.isInterruption, true)
+        var host = older
+        host.lastError = NodeError(code: "interrupted", message: "Preempted.")
+        let text = JSONWriter.string(RecordCoding.encode(host))
+        XCTAssertTrue(text.contains(#""interruption":false"#), text)
+        XCTAssertEqual(RecordCoding.decodeNode(nodeId: "n", try JSON(parsing: text)).lastError?.isInterruption, false)
+        let engine = JSONWriter.string(RecordCoding.encode(older))
+        XCTAssertFalse(engine.contains("interruption"), "written as before: \(engine)")
     }
 }

@@ -36,6 +36,8 @@ final class RecordTextTests: XCTestCase {
             if maybe() { r.pendingDownloads = ["image": "https://example.invalid/\(pick())"] }
             r.downloadFailures = Int(rng.next() % 2)
             if maybe() { r.nextDownloadAt = Timestamp(milliseconds: Int64(rng.next() % 1_000)) }
+            r.cancelFailures = Int(rng.next() % 3)
+            if maybe() { r.nextCancelAt = Timestamp(milliseconds: Int64(rng.next() % 1_000_000)) }
             r.holdsSlot = maybe()
             if maybe() { r.startedAt = Timestamp(milliseconds: 7) }
             if maybe() { r.finishedAt = Timestamp(milliseconds: 9) }
@@ -71,8 +73,9 @@ final class RecordTextTests: XCTestCase {
             n.outputs = ports()
             if maybe() { n.currentRunId = "run-\(pick())" }
             if maybe() {
-                n.lastError = NodeError(code: pick(), message: pick(), hint: maybe() ? pick() : nil,
-                                        details: maybe() ? [:] : ["httpStatus": 503])
+                // The engine's interruption and a host's failure coded `interrupted` alike.
+                n.lastError = NodeError(code: maybe() ? "interrupted" : pick(), message: pick(), hint: maybe() ? pick() : nil,
+                                        details: maybe() ? [:] : ["httpStatus": 503], isInterruption: maybe())
             }
             n.attempts = Int(rng.next() % 4)
             XCTAssertEqual(RecordCoding.nodeBytes(n), JSONWriter.bytes(RecordCoding.encode(n)), "node \(i)")

@@ -107,12 +107,13 @@ public struct Executor {
         for m in graph.order {
             if moved[m] || graph.predecessors[m].contains(where: { moved[$0] }) {
                 // What gating a consumer reads of its producer, compared before and after: its
-                // state, outputs and error code (its taint is compared below). Not its blocked
-                // message: a consumer waiting on it waits the same way whatever the message says.
-                let before = (wf.nodes[m].state, wf.nodes[m].outputs, wf.nodes[m].lastError?.code)
+                // state, outputs, and whether its failure is an interruption (its taint is
+                // compared below). Not its blocked message or error text: a consumer waiting on
+                // it waits the same way whatever they say.
+                let before = (wf.nodes[m].state, wf.nodes[m].outputs, wf.nodes[m].lastError?.isInterruption)
                 try reconcileNode(&wf, m, taints: taints)
                 if wf.nodes[m].state != before.0 || wf.nodes[m].outputs != before.1
-                    || wf.nodes[m].lastError?.code != before.2
+                    || wf.nodes[m].lastError?.isInterruption != before.2
                 {
                     moved[m] = true
                 }
@@ -515,7 +516,7 @@ public struct Executor {
         for i in wf.nodes.indices {
             let state = wf.nodes[i].state
             if state != .succeeded && state != .skipped { allDone = false }
-            let interrupted = state == .failed && wf.nodes[i].lastError?.code == "interrupted"
+            let interrupted = state == .failed && wf.nodes[i].lastError?.isInterruption == true
             if (state == .failed && !interrupted) || state == .cancelled { anyFailed = true }
             // A required input that can never come (below a skipped node, say) holds the
             // workflow as a failure does.

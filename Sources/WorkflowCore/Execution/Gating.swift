@@ -201,7 +201,7 @@ extension Executor {
                             code: BlockedReason.upstreamFailed, message: "Upstream '\(pid)' was skipped.",
                             details: ["upstream": .string(pid), "what": "was skipped", "port": .string(port.name)])
                     }
-                case .failed where wf.nodes[producer.node].lastError?.code == "interrupted":
+                case .failed where wf.nodes[producer.node].lastError?.isInterruption == true:
                     // Not a failure of the work: the producer waits for its Retry.
                     waiting.append((port.name, "\(port.name) from '\(pid)' (interrupted; Retry it)"))
                 case .failed, .cancelled:

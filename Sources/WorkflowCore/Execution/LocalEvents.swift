@@ -49,9 +49,7 @@ extension Executor {
         var count = 0
         for r in wf.runs.indices where wf.runs[r].mode == .local && wf.runs[r].status == .running {
             ctx.settle(answerKey: AnswerKey.local(wf.runs[r].runId))
-            try fail(&wf, runIndex: r, error: NodeError(
-                code: "interrupted", message: "Interrupted: the app stopped while this step was running.",
-                hint: "Retry to run it again with the same inputs."), applyPolicy: false)
+            try fail(&wf, runIndex: r, error: .interrupted, applyPolicy: false)
             count += 1
         }
         if count > 0 { try reconcile(&wf) }

@@ -122,6 +122,11 @@ extension Executor {
         let run = wf.runs[r]
         if update.status != .queued && update.status != .running {
             ctx.settle(answerKey: AnswerKey.cancel(jobId))  // a cancel asked for is answered
+            if run.nextCancelAt != nil || run.cancelFailures > 0 {
+                // The job is over: a cancel waiting to go again has nothing left to stop.
+                wf.runs[r].nextCancelAt = nil
+                wf.runs[r].cancelFailures = 0
+            }
         }
         guard let n = nodeIndex(wf, run.nodeId) else { return .ignored("unknown node") }
         guard !run.status.isTerminal else { return .ignored("the run is already \(run.status.rawValue)") }
@@ -291,10 +296,13 @@ extension Executor {
     {
         let run = wf.runs[r]
         try requireRemote(run)
+        if run.status.isTerminal, let jobId = run.jobId {
+            return cancelFailed(&wf, runIndex: r, jobId: jobId, error: error)
+        }
         guard !run.status.isTerminal else { return .ignored("the run is already \(run.status.rawValue)") }
-        wf.updatedAt = ctx.now
         switch run.status {
         case .submitting:
+            wf.updatedAt = ctx.now
             ctx.settle(answerKey: AnswerKey.submit(run.runId))
             let failures = run.submitFailures + 1
             wf.runs[r].submitFailures = failures
@@ -316,6 +324,7 @@ extension Executor {
             }
             return .applied
         case .submitted, .running:
+            wf.updatedAt = ctx.now
             ctx.settle(answerKey: AnswerKey.poll(run.runId))
             let failures = run.pollFailures + 1
             wf.runs[r].pollFailures = failures
@@ -325,6 +334,7 @@ extension Executor {
             if !wf.pollingPaused { wf.runs[r].nextPollAt = ctx.now.adding(seconds: delay) }
             return .applied
         case .downloading:
+            wf.updatedAt = ctx.now
             for port in run.pendingDownloads.keys { ctx.settle(answerKey: AnswerKey.download(run.runId, port)) }
             let failures = run.downloadFailures + 1
             wf.runs[r].downloadFailures = failures
@@ -336,6 +346,45 @@ extension Executor {
         default:
             return .ignored("the run is \(run.status.rawValue); nothing is in transit")
         }
+    }
+
+    /// A transport failure for the job of a run that ended: if the host was sending the job's
+    /// `remote.cancel` (taken, not answered), that cancel did not reach the provider, and it goes
+    /// again after the reconnect backoff (10 s doubling to 5 min, `Retry-After` first), until the
+    /// provider reports the job final: only Cancel stops a job, and a job left running costs.
+    /// Anything else about an ended run (a late poll's failure) changes nothing.
+    func cancelFailed(_ wf: inout Workflow, runIndex r: Int, jobId: String, error: TransportError) -> EventOutcome {
+        let run = wf.runs[r]
+        let cancels = ctx.effects(answerKey: AnswerKey.cancel(jobId))
+        guard cancels.contains(where: \.taken), !cancels.contains(where: { !$0.taken }) else {
+            return .ignored("the run is already \(run.status.rawValue)")
+        }
+        ctx.settle(answerKey: AnswerKey.cancel(jobId))
+        wf.runs[r].cancelFailures = run.cancelFailures + 1
+        let delay = cancelDelay(wf.runs[r], retryAfterSeconds: error.retryAfterSeconds)
+        wf.runs[r].nextCancelAt = ctx.now.adding(seconds: delay)
+        wf.updatedAt = ctx.now
+        ctx.warn("cancel did not reach the provider; sending it again", [
+            "runId": run.runId, "jobId": jobId, "attempt": "\(run.cancelFailures + 1)", "waitSeconds": "\(Int(delay.rounded()))",
+            "reason": error.reason,
+        ])
+        return .applied
+    }
+
+    /// The wait before a failed cancel goes again: the reconnect backoff after its failures.
+    func cancelDelay(_ run: Run, retryAfterSeconds: Double?) -> Double {
+        RetryPolicy.reconnectDelay(interval: ctx.settings.pollIntervalSeconds, failures: max(1, run.cancelFailures),
+                                   retryAfterSeconds: retryAfterSeconds, seed: ctx.settings.seed,
+                                   runId: run.runId + ":cancel")
+    }
+
+    /// Sends the job's `remote.cancel` again (``cancelFailed(_:runIndex:jobId:error:)``).
+    func resendCancel(_ wf: inout Workflow, runIndex r: Int) {
+        wf.runs[r].nextCancelAt = nil
+        guard let jobId = wf.runs[r].jobId, ctx.effects(answerKey: AnswerKey.cancel(jobId)).isEmpty else { return }
+        var body = effectBody(wf, wf.runs[r])
+        body["jobId"] = .string(jobId)
+        ctx.emit(EffectType.remoteCancel, body, answerKey: AnswerKey.cancel(jobId))
     }
 
     /// Polling paused or resumed for the workflow: pausing drops scheduled polls and polls on

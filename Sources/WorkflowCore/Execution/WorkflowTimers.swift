@@ -1,8 +1,9 @@
 extension Executor {
     /// The earliest moment something in the workflow is due: a submit retry, a poll, a download
-    /// retry, an await expiring, a snooze ending, a claim lease running out, a done await leaving
-    /// the Action Center. While offline, submit retries and downloads are held (they wait for
-    /// `network.set {online: true}`, not for a time), so they are no deadline.
+    /// retry, a cancel sent again, an await expiring, a snooze ending, a claim lease running out,
+    /// a done await leaving the Action Center. While offline, submit retries and downloads are
+    /// held (they wait for `network.set {online: true}`, not for a time), so they are no
+    /// deadline; a cancel waits as a poll does (``fireDue(_:)``).
     public func nextDeadline(_ wf: Workflow) -> Timestamp? {
         var earliest: Timestamp?
         func consider(_ t: Timestamp?) {
@@ -10,7 +11,11 @@ extension Executor {
             if earliest == nil || t < earliest! { earliest = t }
         }
         let online = ctx.isOnline
-        for i in wf.runs.indices where !wf.runs[i].status.isTerminal {
+        for i in wf.runs.indices {
+            guard !wf.runs[i].status.isTerminal else {
+                consider(wf.runs[i].nextCancelAt)
+                continue
+            }
             if online {
                 consider(wf.runs[i].nextAttemptAt)
                 consider(wf.runs[i].nextDownloadAt)
@@ -31,13 +36,23 @@ extension Executor {
 
     /// Fires everything in the workflow due at or before now. Offline, a due submit retry or
     /// download stays due (no attempt is spent on a network that is known to be down) until
-    /// ``resumeOnline(_:)``.
+    /// ``resumeOnline(_:)``; a due cancel, like a poll, waits another backoff (the workflow may
+    /// have no run in flight for ``resumeOnline(_:)`` to find it by).
     public func fireDue(_ wf: inout Workflow) throws(EngineError) {
         let now = ctx.now
         let online = ctx.isOnline
         for r in wf.runs.indices {
             let run = wf.runs[r]
-            guard !run.status.isTerminal else { continue }
+            guard !run.status.isTerminal else {
+                if let t = run.nextCancelAt, t <= now {
+                    if online {
+                        resendCancel(&wf, runIndex: r)
+                    } else {
+                        wf.runs[r].nextCancelAt = now.adding(seconds: cancelDelay(run, retryAfterSeconds: nil))
+                    }
+                }
+                continue
+            }
             if online, let t = run.nextAttemptAt, t <= now, run.status == .retryWait {
                 try resubmit(&wf, runIndex: r)
             }
@@ -51,15 +66,21 @@ extension Executor {
         try fireAwaitTimers(&wf)
     }
 
-    /// Back online: submit retries and downloads that fell due while offline go now, and every
-    /// live job is polled at once (unless the workflow's polling is paused). Returns whether
-    /// anything was emitted or rescheduled.
+    /// Back online: submit retries and downloads that fell due while offline go now, cancels
+    /// waiting to go again go now, and every live job is polled at once (unless the workflow's
+    /// polling is paused). Returns whether anything was emitted or rescheduled.
     public func resumeOnline(_ wf: inout Workflow) throws(EngineError) -> Bool {
         let now = ctx.now
         var changed = false
         for r in wf.runs.indices {
             let run = wf.runs[r]
-            guard !run.status.isTerminal else { continue }
+            guard !run.status.isTerminal else {
+                if run.nextCancelAt != nil {
+                    resendCancel(&wf, runIndex: r)
+                    changed = true
+                }
+                continue
+            }
             if run.status == .retryWait, let t = run.nextAttemptAt, t <= now {
                 try resubmit(&wf, runIndex: r)
                 changed = true
@@ -80,12 +101,15 @@ extension Executor {
     }
 
     /// Emits `remote.poll` for a live job (unless one is already waiting to be taken, or the
-    /// network is down) and schedules the next.
+    /// network is down) and schedules the next. A poll taken earlier and never answered is
+    /// dropped from the record as the new one goes: the job has one poll on record at most, so
+    /// a reopen hands out one poll for it, not one per unanswered period.
     public func pollNow(_ wf: inout Workflow, runIndex r: Int) {
         let run = wf.runs[r]
         guard let jobId = run.jobId else { return }
-        let waiting = ctx.effects(answerKey: AnswerKey.poll(run.runId)).contains { !$0.taken }
-        if !waiting, ctx.isOnline {
+        let onRecord = ctx.effects(answerKey: AnswerKey.poll(run.runId))
+        if !onRecord.contains(where: { !$0.taken }), ctx.isOnline {
+            if !onRecord.isEmpty { ctx.settle(answerKey: AnswerKey.poll(run.runId)) }
             var body = effectBody(wf, run)
             body["jobId"] = .string(jobId)
             ctx.emit(EffectType.remotePoll, body, answerKey: AnswerKey.poll(run.runId))

@@ -72,6 +72,9 @@ public struct Run: Sendable, Equatable {
     public var nextAttemptAt: Timestamp?
     public var nextPollAt: Timestamp?
     public var nextDownloadAt: Timestamp?
+    /// When `remote.cancel` goes again for the job of a run that ended (cancelled, or ended
+    /// before the provider accepted the job): the last one did not reach the provider.
+    public var nextCancelAt: Timestamp?
     /// 1 for the node's first run, 2 for the second, …
     public var number: Int
     public var kind: String
@@ -100,6 +103,8 @@ public struct Run: Sendable, Equatable {
     /// Outputs still to fetch: port → url.
     public var pendingDownloads: [String: String]
     public var downloadFailures: Int
+    /// Consecutive transport errors sending `remote.cancel` for the run's job.
+    public var cancelFailures: Int
     public var createdAt: Timestamp
     public var startedAt: Timestamp?
     public var finishedAt: Timestamp?
@@ -132,6 +137,8 @@ public struct Run: Sendable, Equatable {
         self.pendingDownloads = [:]
         self.downloadFailures = 0
         self.nextDownloadAt = nil
+        self.cancelFailures = 0
+        self.nextCancelAt = nil
         self.holdsSlot = false
         self.createdAt = createdAt
         self.startedAt = nil

@@ -309,13 +309,25 @@ public struct NodeError: Error, Sendable, Equatable {
     public var message: String
     public var hint: String?
     public var details: JSONObject
+    /// Set by the engine alone, on the local run that was running when the process died
+    /// (``NodeError/interrupted``): not a failure of the work, so the workflow stays active and
+    /// the node's consumers wait for its Retry. A host reporting a failure whose code happens to
+    /// be `interrupted` too (a provider's preempted job, a tool's own code) sets nothing: that is
+    /// a failure like any other, with the code as given.
+    public var isInterruption: Bool
 
-    public init(code: String, message: String, hint: String? = nil, details: JSONObject = [:]) {
+    public init(code: String, message: String, hint: String? = nil, details: JSONObject = [:], isInterruption: Bool = false) {
         self.code = code
         self.message = message
         self.hint = hint
         self.details = details
+        self.isInterruption = isInterruption
     }
+
+    /// The failure of a local run found running when the engine reopens (DESIGN §5).
+    public static let interrupted = NodeError(
+        code: "interrupted", message: "Interrupted: the app stopped while this step was running.",
+        hint: "Retry to run it again with the same inputs.", isInterruption: true)
 
     public var json: JSON {
         var o: JSONObject = ["code": .string(code), "message": .string(message)]
