@@ -13,6 +13,8 @@ let benchmarks: [(name: String, onlyByName: Bool, run: () -> Void)] = [
     // Both drives on a file store, 200 workflows: where the file's costs go, under a profiler.
     ("throughput-file", true, { ThroughputBench.profileFile() }),
     ("rehydration", false, { RehydrationBench.run() }),
+    // The 100-workflow store alone: its opens under a profiler, or timed again on a noisy machine.
+    ("rehydration-100", true, { RehydrationBench.run(sizes: [(100, 0.020)]) }),
     ("events", false, { EventBench.run() }),
     ("timers", false, { TimerBench.run() }),
     ("views", false, { ViewsBench.run() }),
