@@ -1,8 +1,8 @@
 import GRDB
 import GRDBSQLite
 
-/// The write path's statements (and the BEGIN of the store's reads), prepared once per
-/// connection and found by name.
+/// The write path's statements, the BEGIN of the store's reads and a workflow's loads, prepared
+/// once per connection and found by name.
 ///
 /// GRDB's `cachedStatement(sql:)` hashes the whole SQL text on every lookup; a call writes a
 /// handful of rows, and those hashes cost as much as SQLite's own work. Used only inside the
@@ -13,6 +13,7 @@ package final class PreparedStatements: @unchecked Sendable {
         case begin, beginRead, commit, rollback, meta, asset, workflow, node, run, await, effectInsert, effectTaken, effectDelete
         case workflowUpdate, nodeUpdate, runUpdate, runDataUpdate, dataVersion
         case metaValue, synchronousFull, synchronousNormal
+        case loadWorkflow, loadNodes, loadRuns, loadAwaits
 
         package var sql: String {
             switch self {
@@ -72,6 +73,14 @@ package final class PreparedStatements: @unchecked Sendable {
             case .metaValue: "SELECT value FROM meta WHERE key = ?"
             case .synchronousFull: "PRAGMA synchronous = FULL"
             case .synchronousNormal: "PRAGMA synchronous = NORMAL"
+            // A workflow's rows (``SQLiteStore/loadWorkflow(_:)``).
+            case .loadWorkflow: """
+                SELECT seq, templateId, title, status, archived, createdAt, updatedAt, data FROM workflows
+                WHERE workflowId = ?
+                """
+            case .loadNodes: "SELECT nodeId, data FROM nodes WHERE workflowId = ? ORDER BY position"
+            case .loadRuns: "SELECT runId, nodeId, data FROM runs WHERE workflowId = ? ORDER BY seq"
+            case .loadAwaits: "SELECT awaitId, nodeId, runId, data FROM awaits WHERE workflowId = ? ORDER BY seq"
             }
         }
     }

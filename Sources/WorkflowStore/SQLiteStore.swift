@@ -289,40 +289,39 @@ public final class SQLiteStore: EngineStore {
 
     public func loadWorkflow(_ workflowId: String) throws -> Workflow? {
         try foldIf(backlog?.holdsRows(ofWorkflow: workflowId) ?? false)
-        return try connection().read { (db: Database) -> Workflow? in
-            guard let w = try Row.fetchOne(db.cachedStatement(sql: """
-                SELECT seq, templateId, title, status, archived, createdAt, updatedAt, data FROM workflows
-                WHERE workflowId = ?
-                """), arguments: [workflowId])
-            else { return nil }
+        let connection = try connection()
+        let statements = connection.statements
+        // Prepared once per connection and read in place (``FastRead``): an open loads every
+        // workflow with work in flight, and GRDB's rows and cached-statement lookups were half
+        // of each load.
+        return try connection.read { (db: Database) -> Workflow? in
+            let w = FastRead(try statements.get(.loadWorkflow, db), db, workflowId)
+            guard try w.next() else { return nil }
+            defer { w.finish() }
             var nodes: [NodeInstance] = []
-            let nodeRows = try db.cachedStatement(sql: "SELECT nodeId, data FROM nodes WHERE workflowId = ? ORDER BY position")
-            for row in try Row.fetchAll(nodeRows, arguments: [workflowId]) {
-                let text: String = row[1]
-                nodes.append(RecordCoding.decodeNode(nodeId: row[0], (try? JSON(parsing: text)) ?? .null))
+            let nodeRows = FastRead(try statements.get(.loadNodes, db), db, workflowId)
+            while try nodeRows.next() {
+                nodes.append(RecordCoding.decodeNode(nodeId: nodeRows.string(0), nodeRows.json(1)))
             }
             var runs: [Run] = []
-            let runRows = try db.cachedStatement(sql: "SELECT runId, nodeId, data FROM runs WHERE workflowId = ? ORDER BY seq")
-            for row in try Row.fetchAll(runRows, arguments: [workflowId]) {
-                let text: String = row[2]
-                runs.append(RecordCoding.decodeRun(runId: row[0], nodeId: row[1], (try? JSON(parsing: text)) ?? .null))
+            let runRows = FastRead(try statements.get(.loadRuns, db), db, workflowId)
+            while try runRows.next() {
+                runs.append(RecordCoding.decodeRun(runId: runRows.string(0), nodeId: runRows.string(1), runRows.json(2)))
             }
             var awaits: [AwaitRequest] = []
-            for row in try Row.fetchAll(db.cachedStatement(sql: """
-                SELECT awaitId, nodeId, runId, data FROM awaits WHERE workflowId = ? ORDER BY seq
-                """), arguments: [workflowId])
-            {
-                let text: String = row[3]
-                awaits.append(RecordCoding.decodeAwait(awaitId: row[0], workflowId: workflowId, nodeId: row[1],
-                                                       runId: row[2], (try? JSON(parsing: text)) ?? .null))
+            let awaitRows = FastRead(try statements.get(.loadAwaits, db), db, workflowId)
+            while try awaitRows.next() {
+                awaits.append(RecordCoding.decodeAwait(awaitId: awaitRows.string(0), workflowId: workflowId,
+                                                       nodeId: awaitRows.string(1), runId: awaitRows.string(2),
+                                                       awaitRows.json(3)))
             }
-            let dataText: String = w[7]
-            let data = (try? JSON(parsing: dataText))?.objectValue ?? [:]
-            var workflow = Workflow(workflowId: workflowId, seq: w[0], templateId: w[1], title: w[2],
-                                    createdAt: Timestamp(milliseconds: w[5]), updatedAt: Timestamp(milliseconds: w[6]),
-                                    archived: w[4], autoRun: data["autoRun"]?.boolValue ?? false,
+            let data = w.json(7).objectValue ?? [:]
+            var workflow = Workflow(workflowId: workflowId, seq: w.int64(0), templateId: w.string(1), title: w.string(2),
+                                    createdAt: Timestamp(milliseconds: w.int64(5)),
+                                    updatedAt: Timestamp(milliseconds: w.int64(6)),
+                                    archived: w.bool(4), autoRun: data["autoRun"]?.boolValue ?? false,
                                     pollingPaused: data["pollingPaused"]?.boolValue ?? false,
-                                    status: WorkflowStatus(rawValue: w[3]) ?? .active, nodes: nodes, runs: runs,
+                                    status: WorkflowStatus(rawValue: w.string(3)) ?? .active, nodes: nodes, runs: runs,
                                     awaits: awaits)
             workflow.markClean()  // it is what the store holds
             return workflow
