@@ -35,6 +35,9 @@ final class EngineState {
     /// Runs of deleted workflows whose submit the host may still be sending (run id → workflow
     /// id), oldest first: a job the provider accepts for one afterwards is cancelled at once.
     var submitsOfDeletedWorkflows = JSONObject()
+    /// Jobs the engine is cancelling that no run holds, whose cancel did not reach the provider
+    /// (job id → the cancel's effect body, failures, when it goes again): see `JobsToCancel`.
+    var jobsToCancel = JSONObject()
 
     // Catalogue
     var templates: [String: RegisteredTemplate] = [:]
@@ -134,4 +137,5 @@ enum MetaKey {
     static let online = "network.online"
     static let activeWorkflow = "workflow.active"
     static let submitsOfDeletedWorkflows = "runs.submitsOfDeletedWorkflows"
+    static let jobsToCancel = "jobs.toCancel"
 }

@@ -35,6 +35,7 @@ extension Engine {
         state.online = snapshot.meta[MetaKey.online]?.boolValue ?? true
         state.activeWorkflowId = snapshot.meta[MetaKey.activeWorkflow]?.stringValue
         state.submitsOfDeletedWorkflows = snapshot.meta[MetaKey.submitsOfDeletedWorkflows]?.objectValue ?? [:]
+        state.jobsToCancel = snapshot.meta[MetaKey.jobsToCancel]?.objectValue ?? [:]
 
         for stored in snapshot.templates {
             do {

@@ -493,6 +493,7 @@ final class UnitOfWork {
         if let online { state.online = online }
         if let active = activeWorkflowId { state.activeWorkflowId = active }
         if let runs = meta[MetaKey.submitsOfDeletedWorkflows]?.objectValue { state.submitsOfDeletedWorkflows = runs }
+        if let jobs = meta[MetaKey.jobsToCancel]?.objectValue { state.jobsToCancel = jobs }
         for t in templates {
             state.templates[t.templateId] = t
             state.templateOrder.append(t.templateId)

@@ -430,6 +430,63 @@ final class CancelDeliveryTests: XCTestCase {
         XCTAssertEqual(h.call("workflow.get", ["workflowId": .string(wf)])["updatedAt"], stamp, "ignored: updatedAt stays")
     }
 
+    /// Jobs no run holds: a second job the provider accepted for one run, and the job of a
+    /// workflow deleted while its cancel waited to go again. A cancel of theirs that does not
+    /// reach the provider goes again with the same backoff, across a crash, until the provider
+    /// reports the job over.
+    func testTheCancelOfAJobNoRunHoldsGoesAgainUntilTheJobEnds() throws {
+        let h = try Harness(file: true)
+        let wf = h.startOneRemote()
+        let runId = h.effects("remote.submit")[0]["runId"]!
+        h.call("job.submitted", ["runId": runId, "jobId": "job-1"])
+        h.call("job.submitted", ["runId": runId, "jobId": "job-2"])
+        h.call("job.submitted", ["runId": runId, "jobId": "job-2"])  // the host sends its report again
+        let duplicate = h.effects("remote.cancel")
+        XCTAssertEqual(duplicate.map { $0["jobId"] }, ["job-2"], "one cancel for the duplicate: \(duplicate)")
+
+        // Both ids given, and they disagree: refused, nothing changes.
+        let before = h.call("workflow.get", ["workflowId": .string(wf)])
+        XCTAssertEqual(h.fail("job.transportError", ["runId": runId, "jobId": "job-9"]).code, "jobMismatch")
+        XCTAssertEqual(h.call("workflow.get", ["workflowId": .string(wf)]), before)
+
+        // The duplicate's cancel fails: reported with the effect's ids, it goes again in ~10 s.
+        let failed = h.call("job.transportError", ["runId": runId, "jobId": "job-2", "httpStatus": 503])
+        XCTAssertEqual(failed["applied"], true)
+        XCTAssertEqual(h.call("workflow.get", ["workflowId": .string(wf)]), before, "job-1's run is untouched")
+        h.advance(9)
+        XCTAssertTrue(h.effects("remote.cancel").isEmpty)
+        h.advance(2)
+        let again = h.effects("remote.cancel")
+        XCTAssertEqual(again.map { $0["jobId"] }, ["job-2"])
+        XCTAssertEqual(again.first?["runId"], runId)
+        XCTAssertEqual(again.first?["reason"], "duplicateJob")
+        h.call("job.transportError", ["jobId": "job-2"])
+        try h.crash()
+        XCTAssertTrue(h.effects("remote.cancel").isEmpty)
+        h.advance(25)
+        XCTAssertEqual(h.effects("remote.cancel").map { $0["jobId"] }, ["job-2"], "the wait survived the crash")
+        XCTAssertEqual(h.call("job.update", ["jobId": "job-2", "status": "cancelled"])["applied"], false)
+        XCTAssertEqual(h.fail("job.transportError", ["jobId": "job-2"]).code, "unknownJob", "over: forgotten")
+
+        // job-1's run is cancelled and its cancel fails; then the workflow is deleted.
+        h.call("node.cancel", ["workflowId": .string(wf), "nodeId": "stylize1"])
+        XCTAssertEqual(h.effects("remote.cancel").map { $0["jobId"] }, ["job-1"])
+        h.call("job.transportError", ["jobId": "job-1", "httpStatus": 502])
+        h.call("workflow.delete", ["workflowId": .string(wf)])
+        XCTAssertEqual(h.effects("remote.cancel").map { $0["jobId"] }, ["job-1"], "the waiting cancel goes at the delete")
+        let orphan = h.call("job.transportError", ["jobId": "job-1", "retryAfterSeconds": 60])
+        XCTAssertEqual(orphan["applied"], true)
+        try h.crash()
+        h.advance(59)
+        XCTAssertTrue(h.effects("remote.cancel").isEmpty, "Retry-After first")
+        h.advance(1)
+        XCTAssertEqual(h.effects("remote.cancel").map { $0["jobId"] }, ["job-1"])
+        h.call("job.update", ["jobId": "job-1", "status": "cancelled"])
+        XCTAssertEqual(h.call("engine.nextDeadline")["at"], .null)
+        h.advance(3_600)
+        XCTAssertTrue(h.effects("remote.cancel").isEmpty)
+    }
+
     func testRunReportsTheStateAfterSchedulingAndToolsKeepExtensions() throws {
         let h = try Harness()
         Templates.registerTextTools(h)

@@ -75,11 +75,14 @@ extension Executor {
         ctx.settle(answerKey: AnswerKey.submit(run.runId))
         if let existing = run.jobId {
             if existing == jobId { return .ignored("duplicate: the run already has this job id") }
-            var body = effectBody(wf, run)
-            body["jobId"] = .string(jobId)
-            body["reason"] = "duplicateJob"
-            ctx.emit(EffectType.remoteCancel, body, answerKey: AnswerKey.cancel(jobId))
-            ctx.warn("second job id for one run; cancelling the duplicate", ["runId": run.runId, "jobId": jobId])
+            // The same report again (a host re-sending it) asks for no second cancel.
+            if ctx.effects(answerKey: AnswerKey.cancel(jobId)).isEmpty {
+                var body = effectBody(wf, run)
+                body["jobId"] = .string(jobId)
+                body["reason"] = "duplicateJob"
+                ctx.emit(EffectType.remoteCancel, body, answerKey: AnswerKey.cancel(jobId))
+                ctx.warn("second job id for one run; cancelling the duplicate", ["runId": run.runId, "jobId": jobId])
+            }
             return .ignored("duplicate job: run already has job \(existing); \(jobId) is being cancelled")
         }
         if run.status.isTerminal {
@@ -376,6 +379,12 @@ extension Executor {
         RetryPolicy.reconnectDelay(interval: ctx.settings.pollIntervalSeconds, failures: max(1, run.cancelFailures),
                                    retryAfterSeconds: retryAfterSeconds, seed: ctx.settings.seed,
                                    runId: run.runId + ":cancel")
+    }
+
+    /// Sends now every cancel waiting to go again (a workflow being deleted: its runs' records,
+    /// which hold the waits, are going).
+    public func sendWaitingCancels(_ wf: inout Workflow) {
+        for r in wf.runs.indices where wf.runs[r].nextCancelAt != nil { resendCancel(&wf, runIndex: r) }
     }
 
     /// Sends the job's `remote.cancel` again (``cancelFailed(_:runIndex:jobId:error:)``).

@@ -19,17 +19,21 @@ extension Engine {
         while true {
             let workflowEntry = state.timers.earliest(with: &uow.timers, setAside: &uow.setAsideTimers)
             let cacheEntry = state.cacheTimers.earliest(with: &uow.cacheTimers, setAside: &uow.setAsideCacheTimers)
-            let next: (at: Timestamp, key: String, fire: () throws(EngineError) -> Void)
+            var due: (at: Timestamp, key: String, fire: () throws(EngineError) -> Void)?
             switch (workflowEntry, cacheEntry) {
             case let (w?, c?) where w.at <= c.at:
-                next = (w.at, "workflow " + w.key, { () throws(EngineError) in try self.fireWorkflowTimers(uow, w.key) })
+                due = (w.at, "workflow " + w.key, { () throws(EngineError) in try self.fireWorkflowTimers(uow, w.key) })
             case let (_, c?):
-                next = (c.at, "cache " + c.key, { () throws(EngineError) in try self.fireCacheTimer(uow, c.key) })
+                due = (c.at, "cache " + c.key, { () throws(EngineError) in try self.fireCacheTimer(uow, c.key) })
             case let (w?, nil):
-                next = (w.at, "workflow " + w.key, { () throws(EngineError) in try self.fireWorkflowTimers(uow, w.key) })
+                due = (w.at, "workflow " + w.key, { () throws(EngineError) in try self.fireWorkflowTimers(uow, w.key) })
             case (nil, nil):
-                return fired
+                due = nil
             }
+            if let j = Self.nextJobCancel(uow), due.map({ j.at < $0.at }) ?? true {
+                due = (j.at, "cancel of job " + j.jobId, { Self.fireJobCancel(uow, jobId: j.jobId) })
+            }
+            guard let next = due else { return fired }
             guard next.at <= target else { return fired }
             if next.at != instant {
                 instant = next.at
@@ -58,9 +62,6 @@ extension Engine {
     func nextDeadline(_ uow: UnitOfWork) -> Timestamp? {
         let w = state.timers.earliest(with: &uow.timers, setAside: &uow.setAsideTimers)?.at
         let c = state.cacheTimers.earliest(with: &uow.cacheTimers, setAside: &uow.setAsideCacheTimers)?.at
-        switch (w, c) {
-        case let (a?, b?): return min(a, b)
-        default: return w ?? c
-        }
+        return [w, c, Self.nextJobCancel(uow)?.at].compactMap { $0 }.min()
     }
 }

@@ -40,10 +40,14 @@ extension Engine {
             let jobId = try args.string("jobId")
             let update = try jobUpdate(args)
             guard let (runId, _) = try uow.run(forJob: jobId) else {
-                // A duplicate job the engine asked to cancel: its final status answers the cancel.
+                // A job the engine is cancelling that no run holds (a duplicate, a deleted
+                // workflow's): its final status answers the cancel, on record or waiting to go again.
                 let cancels = uow.effects(answerKey: AnswerKey.cancel(jobId))
-                if !cancels.isEmpty {
-                    if update.status != .queued && update.status != .running { uow.settle(answerKey: AnswerKey.cancel(jobId)) }
+                if !cancels.isEmpty || uow.jobsToCancel[jobId] != nil {
+                    if update.status != .queued && update.status != .running {
+                        uow.settle(answerKey: AnswerKey.cancel(jobId))
+                        _ = jobEnded(uow, jobId: jobId)
+                    }
                     return ["applied": false, "ignored": "a job the engine asked the provider to cancel", "jobId": .string(jobId)]
                 }
                 throw .notFound("unknownJob", "no run has job '\(jobId)'", details: ["jobId": .string(jobId)])
@@ -59,14 +63,28 @@ extension Engine {
                 httpStatus: try args.optionalInt("httpStatus", min: 100, max: 599).map { Int($0) },
                 retryAfterSeconds: try args.optionalSeconds("retryAfterSeconds", min: 0, max: 86_400 * 7),
                 offline: try args.optionalBool("offline") ?? false)
+            let givenRun = try args.optionalString("runId").flatMap { $0.isEmpty ? nil : $0 }
+            let givenJob = try args.optionalString("jobId").flatMap { $0.isEmpty ? nil : $0 }
             let runId: String
-            if let r = try args.optionalString("runId"), !r.isEmpty {
-                runId = r
-            } else if let jobId = try args.optionalString("jobId"), !jobId.isEmpty {
-                guard let found = try uow.run(forJob: jobId) else {
+            if let jobId = givenJob {
+                // About that job: its run's, or one the engine is cancelling that no run holds
+                // (a duplicate, a deleted workflow's), whose cancel then goes again.
+                if let found = try uow.run(forJob: jobId) {
+                    if let givenRun, givenRun != found.runId {
+                        throw .invalid("jobMismatch", "job '\(jobId)' is run \(found.runId)'s, not run \(givenRun)'s",
+                                       details: ["jobId": .string(jobId), "runId": .string(found.runId)])
+                    }
+                    runId = found.runId
+                } else if let outcome = jobCancelFailed(uow, jobId: jobId, error: error) {
+                    return outcome
+                } else if let givenRun {
+                    throw .invalid("jobMismatch", "no run has job '\(jobId)', so it is not run \(givenRun)'s",
+                                   details: ["jobId": .string(jobId), "runId": .string(givenRun)])
+                } else {
                     throw .notFound("unknownJob", "no run has job '\(jobId)'", details: ["jobId": .string(jobId)])
                 }
-                runId = found.runId
+            } else if let givenRun {
+                runId = givenRun
             } else {
                 throw .invalid("missingArgument", "runId or jobId is required", details: ["argument": "runId"])
             }
@@ -121,6 +139,7 @@ extension Engine {
                 for var wf in workflows.sorted(by: { $0.seq < $1.seq }) {
                     if try uow.executor(for: wf).resumeOnline(&wf) { uow.putWorkflow(wf) }
                 }
+                resumeJobCancels(uow)
             }
             uow.log(.notice, "network changed", ["online": "\(online)"])
             return ["online": .bool(online), "changed": true]

@@ -103,6 +103,9 @@ extension Engine {
                     try executor.cancel(&wf, n, because: NodeError(code: "workflowDeleted", message: "The workflow was deleted."))
                 }
             }
+            // A cancel waiting to go again (it did not reach the provider) goes now: its run's
+            // record, which held the wait, is going.
+            executor.sendWaitingCancels(&wf)
             for assetId in wf.referencedAssetIds.sorted() {
                 guard var asset = try uow.asset(assetId) else { continue }
                 asset.orphanedAt = uow.now
