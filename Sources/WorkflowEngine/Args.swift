@@ -22,7 +22,13 @@ public struct Args: Sendable {
     }
 
     public func string(_ key: String) throws(EngineError) -> String {
-        guard let s = try optionalString(key) else { throw Args.missing(key) }
+        guard let s = try optionalNonEmptyString(key) else { throw Args.missing(key) }
+        return s
+    }
+
+    /// An optional string argument that, when given, is not empty (an id).
+    public func optionalNonEmptyString(_ key: String) throws(EngineError) -> String? {
+        guard let s = try optionalString(key) else { return nil }
         guard !s.isEmpty else {
             throw .invalid("invalidArgument", "\(key) must not be empty", details: ["argument": .string(key)])
         }

@@ -513,6 +513,21 @@ final class DeepLinkTests: XCTestCase {
         XCTAssertEqual(h.fail("deeplink.parse", ["url": .string(url)]).details["reason"], "awaitDone", "stale")
     }
 
+    /// A link is built only from ids it can be parsed back into: an empty node or await id is
+    /// refused, not turned into `…/node/` or `?await=`.
+    func testDeepLinkBuildRefusesEmptyIdsItsParseWouldRefuse() throws {
+        let h = try Harness()
+        let (wf, _) = maskAwaiting(h)
+        for args: JSONObject in [["workflowId": .string(wf), "nodeId": ""],
+                                 ["workflowId": .string(wf), "nodeId": "mask1", "awaitId": ""],
+                                 ["workflowId": ""]] {
+            let e = h.fail("deeplink.build", args)
+            XCTAssertEqual(e.code, "invalidArgument", "\(args)")
+        }
+        let url = h.call("deeplink.build", ["workflowId": .string(wf), "nodeId": "mask1"])["url"]!
+        XCTAssertEqual(h.call("deeplink.parse", ["url": url])["nodeId"], "mask1")
+    }
+
     func testAFragmentAfterTheQueryAndATrailingSlashLeaveTheLinkAsItWas() throws {
         let h = try Harness()
         let (wf, id) = maskAwaiting(h)

@@ -187,8 +187,9 @@ extension Engine {
 
         // deeplink.build {workflowId, nodeId?, awaitId?} → {url}
         "deeplink.build": OpHandler(mutates: false, args: ["workflowId", "nodeId", "awaitId"]) { (engine, _, args) throws(EngineError) -> JSON in
-            let link = DeepLink(workflowId: try args.string("workflowId"), nodeId: try args.optionalString("nodeId"),
-                                awaitId: try args.optionalString("awaitId"))
+            // Empty ids would make links `deeplink.parse` refuses.
+            let link = DeepLink(workflowId: try args.string("workflowId"), nodeId: try args.optionalNonEmptyString("nodeId"),
+                                awaitId: try args.optionalNonEmptyString("awaitId"))
             if link.awaitId != nil, link.nodeId == nil {
                 throw .invalid("missingArgument", "an await link needs its nodeId", details: ["argument": "nodeId"])
             }
