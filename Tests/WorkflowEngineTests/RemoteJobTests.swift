@@ -725,3 +725,39 @@ final class PausedPollingTests: XCTestCase {
         XCTAssertEqual(h.call("job.update", ["jobId": "job-1", "status": "running", "progress": 0.5])["applied"], true)
     }
 }
+
+/// What a host reports is checked field by field: a field of the wrong type or of an unknown
+/// name is refused with the field's path, and nothing changes (a typo never passes silently).
+final class HostReportFieldTests: XCTestCase {
+    func testAReportedErrorOrAssetWithAWrongOrUnknownFieldIsRefusedAndChangesNothing() throws {
+        let h = try Harness()
+        Templates.registerTextTools(h)
+        let wf = h.create(h.register(template: Templates.chain))
+        h.call("node.run", ["workflowId": .string(wf), "nodeId": "A"])
+        let runId = h.effects("local.run")[0]["runId"]!
+        let before = h.call("workflow.get", ["workflowId": .string(wf)])
+        let refused: [(JSONObject, String)] = [
+            (["error": ["code": 123]], "error.code"),
+            (["error": ["code": ""]], "error.code"),
+            (["error": ["message": ["x"]]], "error.message"),
+            (["error": ["hint": false]], "error.hint"),
+            (["error": ["details": "nope"]], "error.details"),
+            (["error": ["code": "E1", "extra": 1]], "error.extra"),
+            (["outputs": ["text": ["type": "TextRef", "uri": .string(TextAsset.uri("x")), "byte": 3]]], "outputs.text.byte"),
+        ]
+        for (report, argument) in refused {
+            var args = report
+            args["runId"] = runId
+            let e = h.fail("local.completed", args)
+            XCTAssertEqual(e.status, .invalid, argument)
+            XCTAssertEqual(e.details["argument"], .string(argument), "\(report)")
+        }
+        XCTAssertEqual(h.call("workflow.get", ["workflowId": .string(wf)]), before, "nothing changed")
+        // An asset given back as the engine writes it, and a host's own x- field, are accepted.
+        let echoed: JSON = ["assetId": "as-99", "type": "TextRef", "uri": .string(TextAsset.uri("a")), "bytes": 1,
+                            "createdAt": "2026-01-01T00:00:00.000Z", "pinned": false, "provenance": .null, "x-trace": "t1"]
+        XCTAssertEqual(h.call("local.completed", ["runId": runId, "outputs": ["text": echoed]])["applied"], true)
+        XCTAssertEqual(h.state(wf, "A"), "succeeded")
+        XCTAssertNotEqual(h.node(wf, "A")["outputs"]?["text"], "as-99", "the engine assigns the id")
+    }
+}

@@ -83,12 +83,19 @@ public struct AssetDraft: Sendable, Equatable {
     }
 
     /// Decodes `{type, uri, bytes?, hash?, meta?}`; `path` names the argument in errors (empty when
-    /// the asset's fields are the op's own arguments).
+    /// the asset's fields are the op's own arguments, which the op checks). An asset as the engine
+    /// writes it (effects carry them) may be given back as it is: the fields the engine assigns
+    /// (`assetId`, `createdAt`, `provenance`, `pinned`) are ignored. Any other field is refused
+    /// (a typo such as `byte` would lose the size) unless it starts with `x-`.
     public static func decode(_ json: JSON, path: String) throws(EngineError) -> AssetDraft {
         func p(_ field: String) -> String { path.isEmpty ? field : "\(path).\(field)" }
         guard case let .object(o) = json else {
             throw .invalid("invalidAsset", "\(path) must be an asset object {type, uri, bytes?, hash?, meta?}, not \(json.typeName)",
                            details: ["argument": .string(path)])
+        }
+        if !path.isEmpty, let unknown = o.keys.first(where: { !fields.contains($0) && !$0.hasPrefix("x-") }) {
+            throw .invalid("invalidAsset", "\(p(unknown)) is not a field of an asset (type, uri, bytes, hash, meta); a host's own fields start with x-",
+                           details: ["argument": .string(p(unknown))])
         }
         guard case let .string(uri)? = o["uri"], !uri.isEmpty else {
             throw .invalid("invalidAsset", "\(p("uri")) must be a non-empty string", details: ["argument": .string(p("uri"))])
@@ -125,6 +132,9 @@ public struct AssetDraft: Sendable, Equatable {
         }
         return AssetDraft(type: type, uri: uri, bytes: bytes, hash: hash, meta: meta)
     }
+
+    /// What an asset object may hold: what a host reports, and what the engine assigns.
+    static let fields: Set<String> = ["type", "uri", "bytes", "hash", "meta", "assetId", "createdAt", "provenance", "pinned"]
 
     /// Provider metadata is versioned: metadata without `providerSchema` (absent, or `null`) is
     /// stored as `"v1"`. Returns the completed metadata and whether the default was applied.

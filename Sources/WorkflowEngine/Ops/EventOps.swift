@@ -197,6 +197,19 @@ extension Engine {
         case let .string(message):
             return NodeError(code: code, message: Redaction.redact(message))
         case let .object(o):
+            // Each field its type, or absent (null counts as absent); nothing else but `x-` fields.
+            func field(_ key: String, _ expected: String, _ value: (JSON) -> Any?) throws(EngineError) {
+                guard let v = o[key], !v.isNull else { return }
+                guard value(v) != nil else { throw Args.wrong("error.\(key)", expected, v) }
+            }
+            try field("code", "a non-empty string") { $0.stringValue.flatMap { $0.isEmpty ? nil : $0 } }
+            try field("message", "a string") { $0.stringValue }
+            try field("hint", "a string") { $0.stringValue }
+            try field("details", "an object") { $0.objectValue }
+            if let unknown = o.keys.first(where: { !["code", "message", "hint", "details"].contains($0) && !$0.hasPrefix("x-") }) {
+                throw .invalid("invalidArgument", "error.\(unknown) is not a field of an error (code, message, hint, details)",
+                               details: ["argument": .string("error.\(unknown)")])
+            }
             let c = o["code"]?.stringValue ?? code
             let message = o["message"]?.stringValue ?? "The job failed (\(c))."
             return NodeError(code: c, message: Redaction.redact(message), hint: o["hint"]?.stringValue.map(Redaction.redact),
