@@ -293,6 +293,21 @@ final class CachePolicyTests: XCTestCase {
         XCTAssertTrue(h.effects("cache.evict").isEmpty)
     }
 
+    /// The cap is the config's: opened again with a lower one, the engine evicts the least
+    /// recently used thumbnails at once, not at the next `cache.record`.
+    func testAThumbnailCapLoweredBetweenOpensIsEnforcedWhenTheStoreOpens() throws {
+        let h = try Harness(file: true, extra: ["cache": ["thumbnailBytes": 300]])
+        let ids = assets(h, 3)
+        for id in ids { h.call("cache.record", ["assetId": id, "variant": "thumbnail", "bytes": 100]) }
+        XCTAssertTrue(h.effects("cache.evict").isEmpty)
+        h.engine.close()
+        var lower = h.config
+        lower["cache"] = ["thumbnailBytes": 150]
+        h.engine = try Engine(configJSON: .object(lower))
+        XCTAssertEqual(h.call("cache.usage")["thumbnails"], 100)
+        XCTAssertEqual(h.effects("cache.evict").map { $0["assetId"] }, [ids[0], ids[1]], "least recently used first")
+    }
+
     func testThumbnailsAreAnLRUBoundedByTheCapAndPreviewsArePurgedSevenDaysAfterLastUse() throws {
         let h = try Harness(extra: ["cache": ["thumbnailBytes": 300, "previewDays": 7]])
         let ids = assets(h, 4)
