@@ -222,6 +222,11 @@ final class AwaitLifecycleTests: XCTestCase {
         let e = h.fail("await.snooze", ["awaitId": .string(id)])
         XCTAssertEqual(e.code, "snoozeLimitReached")
         XCTAssertEqual(e.status, .state)
+        // What is offered no longer says Snooze: not the reminder, not the await.
+        XCTAssertEqual(h.take().last { $0["type"] == "notify" }?["actions"], ["Open"])
+        XCTAssertEqual(h.call("await.get", ["awaitId": .string(id)])["actions"], ["Open"])
+        XCTAssertEqual(h.fail("await.respond", ["awaitId": .string(id), "action": "Snooze"]).code, "snoozeLimitReached",
+                       "a Snooze pressed on an older notification is told why")
     }
 
     func testAClaimThatWakesASnoozeNotifiesAgainSoAReleasedAwaitIsStillOnTheDevices() throws {

@@ -105,7 +105,7 @@ extension Executor {
         ["workflowId": .string(a.workflowId), "nodeId": .string(a.nodeId), "runId": .string(a.runId),
          "awaitId": .string(a.awaitId), "category": .string(a.type.notificationCategory),
          "title": .string(a.notificationTitle), "body": .string(a.notificationBody), "deepLink": .string(a.deepLink),
-         "actions": JSON(a.actions), "urgency": .string(a.urgency.rawValue),
+         "actions": JSON(a.offeredActions(maxSnoozes: ctx.settings.maxSnoozes)), "urgency": .string(a.urgency.rawValue),
          "threadId": .string(a.workflowId)]
     }
 
@@ -447,8 +447,9 @@ extension Executor {
         case .confirmParams:
             try confirmParams(&wf, runIndex: r, n: n, resolution: resolution)
         case .selectAsset:
+            // One asset, even offered on two ports, is a single best candidate.
             let options = a.candidates
-            guard options.count == 1, let source = try ctx.asset(options[0].assetId),
+            guard Set(options.map(\.assetId)).count == 1, let source = try ctx.asset(options[0].assetId),
                 let port = graph.nodes[n].outputs.first(where: { $0.type == source.type })
             else {
                 try expireAsFailure(&wf, awaitIndex: i, why: resolution == .cancelled

@@ -98,6 +98,12 @@ public struct AwaitRequest: Sendable, Equatable {
         return actions
     }
 
+    /// The actions a notification or a list offers now: without Snooze once the await was
+    /// snoozed `maxSnoozes` times (a Snooze pressed anyway is refused, `snoozeLimitReached`).
+    public func offeredActions(maxSnoozes: Int) -> [String] {
+        snoozeCount >= maxSnoozes ? actions.filter { $0 != "Snooze" } : actions
+    }
+
     /// Candidates in order ("Choose A" is the first): the input assets sorted by port.
     public var candidates: [(port: String, assetId: String)] {
         inputs.keys.sorted().map { ($0, inputs[$0]!) }

@@ -121,7 +121,7 @@ extension Executor {
         o["resumePolicy"] = .object(policy)
         o["skippable"] = .bool(a.skippable)
         o["category"] = .string(a.type.notificationCategory)
-        o["actions"] = JSON(a.actions)
+        o["actions"] = JSON(a.offeredActions(maxSnoozes: ctx.settings.maxSnoozes))
         if a.type == .selectAsset {
             o["candidates"] = .array(a.candidates.map { ["port": .string($0.port), "assetId": .string($0.assetId)] })
         }
