@@ -108,9 +108,13 @@ final class Scheduler {
             var running = self.running(uow, c)
             guard running < cap, queued(uow, c) > 0 else { continue }
             let committed = queue(c).rotation
-            // Turn order: the committed rotation, then workflows this call queued for the first time.
+            let lastServed = queue(c).lastServed
+            // Turn order: least recently served first, never served before any served, as one
+            // line: the committed rotation, with the workflows this call queued for the first
+            // time merged into it by when they were last served (behind those of the line served
+            // no later, who waited longer). So a batch serves as its calls would one by one.
             let fresh = uow.touchedWorkflowIds.filter { !committed.contains($0) }
-                .sorted { (uow.workflows[$0]?.seq ?? 0) < (uow.workflows[$1]?.seq ?? 0) }
+                .sorted { (lastServed[$0] ?? 0, uow.workflows[$0]?.seq ?? 0) < (lastServed[$1] ?? 0, uow.workflows[$1]?.seq ?? 0) }
             let active = uow.activeWorkflow
             if let active {
                 // The active workflow is served until its queue or its cap runs out.
@@ -119,15 +123,33 @@ final class Scheduler {
                 }
             }
             var progressed = true
+            /// Gives `id` its turn; false once the queue is full.
+            func turn(_ id: String) throws(EngineError) -> Bool {
+                guard id != active else { return true }
+                guard running < cap else { return false }
+                guard counts(uow, id, c).queued > 0 else { return true }
+                if try startNext(uow, id, c) {
+                    progressed = true
+                    running = self.running(uow, c)
+                }
+                return true
+            }
             sweep: while running < cap, progressed {
                 progressed = false
-                for id in [AnySequence(committed), AnySequence(fresh)].joined() where id != active {
-                    guard running < cap else { break sweep }
-                    guard counts(uow, id, c).queued > 0 else { continue }
-                    if try startNext(uow, id, c) {
-                        progressed = true
-                        running = self.running(uow, c)
+                var next = 0  // the first of `fresh` not given its turn yet in this sweep
+                for id in committed {
+                    if next < fresh.count {
+                        let served = lastServed[id] ?? 0
+                        while next < fresh.count, lastServed[fresh[next]] ?? 0 < served {
+                            guard try turn(fresh[next]) else { break sweep }
+                            next += 1
+                        }
                     }
+                    guard try turn(id) else { break sweep }
+                }
+                while next < fresh.count {
+                    guard try turn(fresh[next]) else { break sweep }
+                    next += 1
                 }
             }
         }
