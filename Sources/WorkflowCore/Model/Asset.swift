@@ -93,7 +93,7 @@ public struct AssetDraft: Sendable, Equatable {
             throw .invalid("invalidAsset", "\(path) must be an asset object {type, uri, bytes?, hash?, meta?}, not \(json.typeName)",
                            details: ["argument": .string(path)])
         }
-        if !path.isEmpty, let unknown = o.keys.first(where: { !fields.contains($0) && !$0.hasPrefix("x-") }) {
+        if !path.isEmpty, let unknown = o.members.first(where: { !isField($0.key) && !$0.key.hasPrefix("x-") })?.key {
             throw .invalid("invalidAsset", "\(p(unknown)) is not a field of an asset (type, uri, bytes, hash, meta); a host's own fields start with x-",
                            details: ["argument": .string(p(unknown))])
         }
@@ -133,8 +133,15 @@ public struct AssetDraft: Sendable, Equatable {
         return AssetDraft(type: type, uri: uri, bytes: bytes, hash: hash, meta: meta)
     }
 
-    /// What an asset object may hold: what a host reports, and what the engine assigns.
-    static let fields: Set<String> = ["type", "uri", "bytes", "hash", "meta", "assetId", "createdAt", "provenance", "pinned"]
+    /// Whether an asset object may hold `key`: what a host reports, and what the engine assigns.
+    /// (Compared as a switch: the short keys compare in place, where a set would hash each one,
+    /// and every completion reports an asset.)
+    static func isField(_ key: String) -> Bool {
+        switch key {
+        case "type", "uri", "bytes", "hash", "meta", "assetId", "createdAt", "provenance", "pinned": true
+        default: false
+        }
+    }
 
     /// Provider metadata is versioned: metadata without `providerSchema` (absent, or `null`) is
     /// stored as `"v1"`. Returns the completed metadata and whether the default was applied.
