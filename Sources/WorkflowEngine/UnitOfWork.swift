@@ -376,7 +376,8 @@ final class UnitOfWork {
     }
 
     var pendingEffectCount: Int {
-        state.outbox.pendingCount - takenSeqs.count - deletedSeqs.filter { state.outbox.bySeq[$0]?.taken == false }.count
+        state.outbox.pendingCount - takenSeqs.count
+            - deletedSeqs.filter { state.outbox.bySeq[$0]?.taken == false && !takenSeqs.contains($0) }.count
             + newEffects.filter { !$0.taken }.count
     }
 
