@@ -31,6 +31,8 @@ final class UnitOfWork {
     private(set) var newEffects: [Effect] = []
     private(set) var takenSeqs: Set<Int64> = []
     private(set) var deletedSeqs: Set<Int64> = []
+    /// Effects nothing answers taken by this call's takes, acknowledged by its next take.
+    private var takenUnanswerableInCall: [Int64] = []
     private(set) var cacheEntries: [String: CacheEntry?] = [:]
     private(set) var metrics: [MetricEvent] = []
     var metricsDeletedThrough: Int64?
@@ -355,8 +357,13 @@ final class UnitOfWork {
         }
     }
 
-    /// Hands out up to `max` pending effects, oldest first.
+    /// Hands out up to `max` pending effects, oldest first. Taking acknowledges the effects
+    /// nothing answers that earlier takes handed out (`cache.evict`, `notify.withdraw`): they
+    /// leave the record now, so a host killed before acting on one gets it again after a reopen.
     func take(max: Int) -> [Effect] {
+        for seq in state.outbox.takenUnanswerable { removeEffect(seq) }
+        for seq in takenUnanswerableInCall { removeEffect(seq) }
+        takenUnanswerableInCall = []
         var out = state.outbox.pending(limit: max, excluded: takenSeqs.union(deletedSeqs))
         if out.count < max {
             for i in newEffects.indices where !newEffects[i].taken && out.count < max {
@@ -364,9 +371,8 @@ final class UnitOfWork {
             }
         }
         for e in out {
-            if AnswerKey.answeredByTaking(e.answerKey) {
-                removeEffect(e.seq)  // nothing will answer it: taking it is delivery
-            } else if let i = newEffects.firstIndex(where: { $0.seq == e.seq }) {
+            if AnswerKey.answeredByTaking(e.answerKey) { takenUnanswerableInCall.append(e.seq) }
+            if let i = newEffects.firstIndex(where: { $0.seq == e.seq }) {
                 newEffects[i].taken = true
             } else {
                 takenSeqs.insert(e.seq)

@@ -57,10 +57,11 @@ public enum AnswerKey {
     public static func notify(_ awaitId: String) -> String { "notify:\(awaitId)" }
     /// A cancel stays on record until the provider reports the job finished (any status).
     public static func cancel(_ jobId: String) -> String { "cancel:\(jobId)" }
-    /// A `cache.evict` nothing answers (it is gone once taken); the key lets a later
-    /// `cache.record` of the same file drop an evict not yet taken, which would delete it.
+    /// A `cache.evict` nothing answers (the host's next take acknowledges it); the key lets a
+    /// later `cache.record` of the same file drop an evict still on record, which would delete it.
     public static func evict(_ assetId: String, _ variant: String) -> String { "evict:\(assetId):\(variant)" }
 
-    /// Whether an effect with this key is delivered by being taken (nothing answers it).
+    /// Whether nothing answers an effect with this key: once taken, it is delivered when the host
+    /// takes effects again (or handed out again by a reopen before that).
     public static func answeredByTaking(_ key: String?) -> Bool { key.map { $0.hasPrefix("evict:") } ?? true }
 }

@@ -5,6 +5,8 @@ import WorkflowCore
 /// An effect is *pending* until `effects.take` hands it out. A taken effect whose work is
 /// answered by an event (it has an answer key) stays on record until the answer arrives; when the
 /// engine is reopened before that, it becomes pending again and is delivered with the same id.
+/// A taken effect nothing answers (`cache.evict`, `notify.withdraw`) stays on record until the
+/// host's next `effects.take`, which acknowledges it (``takenUnanswerable``).
 struct Outbox {
     private(set) var bySeq: [Int64: Effect] = [:]
     /// Pending seqs in ascending order; entries no longer pending are skipped lazily.
@@ -12,6 +14,8 @@ struct Outbox {
     private var pendingHead = 0
     private(set) var byAnswerKey: [String: [Int64]] = [:]
     private(set) var pendingCount = 0
+    /// Taken effects nothing answers, waiting for the host's next take to acknowledge them.
+    private(set) var takenUnanswerable: Set<Int64> = []
 
     init(effects: [Effect] = []) {
         for e in effects.sorted(by: { $0.seq < $1.seq }) { insert(e) }
@@ -20,6 +24,7 @@ struct Outbox {
     mutating func insert(_ e: Effect) {
         bySeq[e.seq] = e
         if let key = e.answerKey { byAnswerKey[key, default: []].append(e.seq) }
+        if e.taken, AnswerKey.answeredByTaking(e.answerKey) { takenUnanswerable.insert(e.seq) }
         if !e.taken {
             if let last = pendingOrder.last, last > e.seq {
                 pendingOrder.append(e.seq)
@@ -37,11 +42,13 @@ struct Outbox {
         e.taken = true
         bySeq[seq] = e
         pendingCount -= 1
+        if AnswerKey.answeredByTaking(e.answerKey) { takenUnanswerable.insert(seq) }
     }
 
     mutating func remove(_ seq: Int64) {
         guard let e = bySeq.removeValue(forKey: seq) else { return }
         if !e.taken { pendingCount -= 1 }
+        if e.taken { takenUnanswerable.remove(seq) }
         if let key = e.answerKey {
             byAnswerKey[key]?.removeAll { $0 == seq }
             if byAnswerKey[key]?.isEmpty == true { byAnswerKey[key] = nil }
@@ -78,6 +85,7 @@ struct Outbox {
     mutating func redeliverTaken() {
         let taken = bySeq.values.filter(\.taken).map(\.seq)
         for seq in taken { bySeq[seq]?.taken = false }
+        takenUnanswerable = []
         pendingOrder = bySeq.values.filter { !$0.taken }.map(\.seq).sorted()
         pendingHead = 0
         pendingCount = pendingOrder.count
