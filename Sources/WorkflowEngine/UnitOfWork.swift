@@ -364,9 +364,11 @@ final class UnitOfWork {
         for seq in state.outbox.takenUnanswerable { removeEffect(seq) }
         for seq in takenUnanswerableInCall { removeEffect(seq) }
         takenUnanswerableInCall = []
-        var out = state.outbox.pending(limit: max, excluded: takenSeqs.union(deletedSeqs))
+        let holdingRemote = !isOnline
+        var out = state.outbox.pending(limit: max, excluded: takenSeqs.union(deletedSeqs), holdingRemote: holdingRemote)
         if out.count < max {
             for i in newEffects.indices where !newEffects[i].taken && out.count < max {
+                if holdingRemote && newEffects[i].needsNetwork { continue }
                 out.append(newEffects[i])
             }
         }
@@ -381,10 +383,23 @@ final class UnitOfWork {
         return out
     }
 
+    /// Pending effects a take would hand out now (those needing the network are held while offline).
     var pendingEffectCount: Int {
-        state.outbox.pendingCount - takenSeqs.count
-            - deletedSeqs.filter { state.outbox.bySeq[$0]?.taken == false && !takenSeqs.contains($0) }.count
-            + newEffects.filter { !$0.taken }.count
+        let holdingRemote = !isOnline
+        // Committed pending effects this call took or removed (each counted once).
+        var goneCount = 0
+        var goneNeedingNetwork = 0
+        func count(_ seq: Int64) {
+            guard let e = state.outbox.bySeq[seq], !e.taken else { return }
+            goneCount += 1
+            if holdingRemote, e.needsNetwork { goneNeedingNetwork += 1 }
+        }
+        for seq in takenSeqs { count(seq) }
+        for seq in deletedSeqs where !takenSeqs.contains(seq) { count(seq) }
+        var n = state.outbox.pendingCount - goneCount
+        if holdingRemote { n -= state.outbox.pendingNeedingNetwork - goneNeedingNetwork }
+        for e in newEffects where !e.taken && !(holdingRemote && e.needsNetwork) { n += 1 }
+        return n
     }
 
     // MARK: Cache entries

@@ -34,6 +34,10 @@ public struct Effect: Sendable, Equatable {
     }
 
     public var workflowId: String? { body["workflowId"]?.stringValue }
+
+    /// Whether carrying it out needs the network (`remote.*`): `effects.take` holds these while
+    /// the engine is offline.
+    public var needsNetwork: Bool { type.hasPrefix("remote.") }
 }
 
 /// Effect type names (DESIGN §4).

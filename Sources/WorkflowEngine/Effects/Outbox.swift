@@ -55,17 +55,27 @@ struct Outbox {
         }
     }
 
-    /// Pending effects in order, skipping those `excluded` (already taken or removed in this call).
-    func pending(limit: Int, excluded: Set<Int64>) -> [Effect] {
+    /// Pending effects in order, skipping those `excluded` (already taken or removed in this call)
+    /// and, when `holdingRemote`, those that need the network (``Effect/needsNetwork``).
+    func pending(limit: Int, excluded: Set<Int64>, holdingRemote: Bool = false) -> [Effect] {
         var out: [Effect] = []
         var i = pendingHead
         while i < pendingOrder.count, out.count < limit {
             let seq = pendingOrder[i]
             i += 1
-            guard let e = bySeq[seq], !e.taken, !excluded.contains(seq) else { continue }
+            guard let e = bySeq[seq], !e.taken, !excluded.contains(seq), !(holdingRemote && e.needsNetwork) else { continue }
             out.append(e)
         }
         return out
+    }
+
+    /// How many pending effects need the network (held while offline).
+    var pendingNeedingNetwork: Int {
+        var n = 0
+        for i in pendingHead..<pendingOrder.count {
+            if let e = bySeq[pendingOrder[i]], !e.taken, e.needsNetwork { n += 1 }
+        }
+        return n
     }
 
     /// Drops leading entries that are no longer pending, so taking stays cheap.
