@@ -309,6 +309,29 @@ final class CachePolicyTests: XCTestCase {
         XCTAssertEqual(h.effects("cache.evict").map { $0["assetId"] }, [ids[0], ids[1]], "least recently used first")
     }
 
+    /// The preview lifetime is the config's too: opened again with fewer `previewDays`, the engine
+    /// purges the previews already unused for longer at once, and no deadline is left in the past.
+    func testPreviewDaysLoweredBetweenOpensPurgeTheOverduePreviewsWhenTheStoreOpens() throws {
+        let h = try Harness(file: true, extra: ["cache": ["previewDays": 7]])
+        let ids = assets(h, 3)
+        h.call("cache.record", ["assetId": ids[0], "variant": "preview", "bytes": 100])
+        h.advance(2 * 86_400)
+        h.call("cache.record", ["assetId": ids[1], "variant": "preview", "bytes": 100])
+        h.call("cache.record", ["assetId": ids[2], "variant": "preview", "bytes": 100])
+        h.call("asset.pin", ["assetId": ids[2], "pinned": true])
+        h.advance(86_400)
+        XCTAssertTrue(h.effects("cache.evict").isEmpty)
+        h.engine.close()
+        var lower = h.config
+        lower["cache"] = ["previewDays": 2]
+        h.engine = try Engine(configJSON: .object(lower))
+        XCTAssertEqual(h.effects("cache.evict").map { $0["reason"] }, ["previewExpired"])
+        XCTAssertEqual(h.call("cache.usage")["previews"], 200, "the one used a day ago stays, and the pinned one")
+        let now = try XCTUnwrap(h.call("clock.now")["now"]?.stringValue)
+        let next = try XCTUnwrap(h.call("engine.nextDeadline")["at"]?.stringValue)
+        XCTAssertGreaterThan(next, now, "the next purge is ahead, not overdue")
+    }
+
     func testThumbnailsAreAnLRUBoundedByTheCapAndPreviewsArePurgedSevenDaysAfterLastUse() throws {
         let h = try Harness(extra: ["cache": ["thumbnailBytes": 300, "previewDays": 7]])
         let ids = assets(h, 4)

@@ -108,9 +108,9 @@ extension Engine {
     }
 
     /// Resumes after opening: local runs that were running are interrupted (they never silently
-    /// succeed), effects taken but never answered are delivered again with their ids, thumbnails
-    /// over the cap (lowered in the config since the last open) are evicted, and the queues
-    /// start what they can.
+    /// succeed), effects taken but never answered are delivered again with their ids, previews
+    /// past their lifetime and thumbnails over the cap (either lowered in the config since the
+    /// last open) are evicted, and the queues start what they can.
     func resume(snapshot: StoreSnapshot) throws(EngineError) {
         scheduler.load(snapshot.workflows.map {
             WorkflowSummaryCounts(workflowId: $0.workflowId, seq: $0.seq, updatedAt: $0.updatedAt, queuedRemote: $0.queuedRemote,
@@ -128,7 +128,10 @@ extension Engine {
         if interrupted > 0 {
             uow.log(.notice, "interrupted local runs marked failed", ["count": "\(interrupted)"])
         }
-        if !state.cacheEntries.isEmpty { enforceThumbnailCap(uow) }
+        if !state.cacheEntries.isEmpty {
+            purgeExpiredPreviews(uow)
+            enforceThumbnailCap(uow)
+        }
         do throws(EngineError) {
             try finish(uow)
         } catch {

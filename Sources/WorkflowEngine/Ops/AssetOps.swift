@@ -41,7 +41,12 @@ extension Engine {
                     guard var e = uow.cacheEntry(asset.assetId, variant.rawValue) else { continue }
                     e.pinned = pinned
                     uow.putCacheEntry(e)
-                    uow.cacheTimers.set(e.key, at: engine.cachePolicy.purgeTime(e), order: 0)
+                    if let due = engine.cachePolicy.purgeTime(e), due <= uow.now {
+                        // Unused for longer than its lifetime while pinned: it goes now.
+                        engine.evict(uow, e, reason: "previewExpired")
+                    } else {
+                        uow.cacheTimers.set(e.key, at: engine.cachePolicy.purgeTime(e), order: 0)
+                    }
                 }
                 if !pinned { engine.enforceThumbnailCap(uow) }
                 uow.metric("asset.pinned", ["assetId": .string(asset.assetId), "pinned": .bool(pinned)])
@@ -241,6 +246,15 @@ extension Engine {
             evicted.append(variant.rawValue)
         }
         return evicted
+    }
+
+    /// Evicts the unpinned previews unused for longer than their lifetime (`cache.previewDays`
+    /// lowered since the last open, or time gone by on the system clock while the store was
+    /// closed): at open, as their purge timers would have when they fell due.
+    func purgeExpiredPreviews(_ uow: UnitOfWork) {
+        for e in uow.allCacheEntries().sorted(by: { $0.key < $1.key }) {
+            if let due = cachePolicy.purgeTime(e), due <= uow.now { evict(uow, e, reason: "previewExpired") }
+        }
     }
 
     /// Evicts least recently used unpinned thumbnails until all fit the cap.
