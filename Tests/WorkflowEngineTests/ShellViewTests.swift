@@ -325,7 +325,9 @@ final class CachePolicyTests: XCTestCase {
         var lower = h.config
         lower["cache"] = ["previewDays": 2]
         h.engine = try Engine(configJSON: .object(lower))
-        XCTAssertEqual(h.effects("cache.evict").map { $0["reason"] }, ["previewExpired"])
+        let evicts = h.effects("cache.evict")
+        XCTAssertEqual(evicts.map { $0["assetId"] }, [ids[0]], "unused for three days, over the two now allowed")
+        XCTAssertEqual(evicts.map { $0["reason"] }, ["previewExpired"])
         XCTAssertEqual(h.call("cache.usage")["previews"], 200, "the one used a day ago stays, and the pinned one")
         let now = try XCTUnwrap(h.call("clock.now")["now"]?.stringValue)
         let next = try XCTUnwrap(h.call("engine.nextDeadline")["at"]?.stringValue)
