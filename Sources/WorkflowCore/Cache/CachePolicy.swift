@@ -92,6 +92,11 @@ public struct CachePolicy: Sendable {
         return e.lastUsedAt.adding(seconds: previewLifetimeSeconds)
     }
 
+    /// Whether an unpinned preview's purge time has come by `now`.
+    public func isExpired(_ e: CacheEntry, at now: Timestamp) -> Bool {
+        purgeTime(e).map { $0 <= now } ?? false
+    }
+
     /// "Free up space": every unpinned preview.
     public func freeUpSpace(_ entries: [CacheEntry]) -> [CacheEntry] {
         entries.filter { $0.variant == .preview && !$0.pinned }.sorted { $0.key < $1.key }

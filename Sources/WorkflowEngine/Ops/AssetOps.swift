@@ -41,12 +41,7 @@ extension Engine {
                     guard var e = uow.cacheEntry(asset.assetId, variant.rawValue) else { continue }
                     e.pinned = pinned
                     uow.putCacheEntry(e)
-                    if let due = engine.cachePolicy.purgeTime(e), due <= uow.now {
-                        // Unused for longer than its lifetime while pinned: it goes now.
-                        engine.evict(uow, e, reason: "previewExpired")
-                    } else {
-                        uow.cacheTimers.set(e.key, at: engine.cachePolicy.purgeTime(e), order: 0)
-                    }
+                    engine.schedulePurge(uow, e)  // unused for longer than its lifetime while pinned: now
                 }
                 if !pinned { engine.enforceThumbnailCap(uow) }
                 uow.metric("asset.pinned", ["assetId": .string(asset.assetId), "pinned": .bool(pinned)])
@@ -252,8 +247,18 @@ extension Engine {
     /// lowered since the last open, or time gone by on the system clock while the store was
     /// closed): at open, as their purge timers would have when they fell due.
     func purgeExpiredPreviews(_ uow: UnitOfWork) {
-        for e in uow.allCacheEntries().sorted(by: { $0.key < $1.key }) {
-            if let due = cachePolicy.purgeTime(e), due <= uow.now { evict(uow, e, reason: "previewExpired") }
+        for e in uow.allCacheEntries().sorted(by: { $0.key < $1.key }) where cachePolicy.isExpired(e, at: uow.now) {
+            evict(uow, e, reason: "previewExpired")
+        }
+    }
+
+    /// Sets `e`'s purge timer, or purges it now if its time has already come: a deadline is never
+    /// left behind the clock.
+    func schedulePurge(_ uow: UnitOfWork, _ e: CacheEntry) {
+        if cachePolicy.isExpired(e, at: uow.now) {
+            evict(uow, e, reason: "previewExpired")
+        } else {
+            uow.cacheTimers.set(e.key, at: cachePolicy.purgeTime(e), order: 0)
         }
     }
 
@@ -277,10 +282,6 @@ extension Engine {
             uow.cacheTimers.set(key, at: nil, order: 0)
             return
         }
-        if let due = cachePolicy.purgeTime(entry), due <= uow.now {
-            evict(uow, entry, reason: "previewExpired")
-        } else {
-            uow.cacheTimers.set(key, at: cachePolicy.purgeTime(entry), order: 0)
-        }
+        schedulePurge(uow, entry)
     }
 }
