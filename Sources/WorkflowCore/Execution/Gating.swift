@@ -234,10 +234,13 @@ extension Executor {
             let empty = Set(missing)
             missing = t.inputs.map(\.name).filter { waited.contains($0) || empty.contains($0) }
         }
-        // A missing tool comes first; the inputs are still resolved, for a node that ran.
+        // A missing tool comes first; the inputs are still resolved, for a node that ran, and the
+        // ports it lacks are still listed (`notReady`'s `details.missing`, the card's
+        // `missingInputs`): installing the tool alone would not make it ready.
         if t.needsTool, !ctx.hasTool(t.kind) {
+            let lacking = missing.isEmpty ? waiting.map(\.port) : missing
             return .blocked(BlockedReason(code: BlockedReason.toolNotInstalled, message: "Tool not installed.",
-                                          details: ["kind": .string(t.kind)]), missing: [], resolved: inputs)
+                                          details: ["kind": .string(t.kind)]), missing: lacking, resolved: inputs)
         }
         if let upstreamProblem { return .blocked(upstreamProblem, missing: missing, resolved: inputs) }
         if !waiting.isEmpty {
