@@ -53,10 +53,14 @@ public enum RetryPolicy {
     }
 
     /// After transport error number `failures` while polling ("Reconnecting…"): from the poll
-    /// interval, doubling, capped at 5 min, ±10 %. Never gives up on a live job.
+    /// interval, doubling, capped at 5 min, ±10 %. A `Retry-After` is used instead of the
+    /// computed wait, but the cap holds for it too: a live job is checked at least every 5 min,
+    /// whatever the provider asked (DESIGN §5, "back off from 10 s to a 5 min cap"; a finished
+    /// job is not left unnoticed for the up to 7 days a `Retry-After` may ask). Never gives up on
+    /// a live job.
     public static func reconnectDelay(interval: Double, failures: Int, retryAfterSeconds: Double?, seed: UInt64,
                                       runId: String) -> Double {
-        if let retryAfterSeconds, retryAfterSeconds >= 0 { return retryAfterSeconds }
+        if let retryAfterSeconds, retryAfterSeconds >= 0 { return min(retryAfterSeconds, reconnectCapSeconds) }
         let exponent = Double(min(max(failures - 1, 0), 30))
         let jittered = interval * pow2(exponent) * Jitter.factor(seed: seed, key: "reconnect:\(runId)", attempt: failures,
                                                                  spread: pollJitter)
