@@ -5,14 +5,14 @@ extension Executor {
     /// again with its latest inputs. Not ready → `WF_ESTATE notReady` listing the missing ports.
     public func run(_ wf: inout Workflow, _ n: Int) throws(EngineError) -> String {
         let node = wf.nodes[n]
-        if node.state.isInFlight || isQueued(wf, n) { throw Executor.notAllowed("run", node) }
+        try refuseIfBusy("run", wf, n)
         return try rerunLatest(&wf, n, verb: "run")
     }
 
     /// Re-run with latest: current edges and the newest upstream assets, current params.
     public func rerunLatest(_ wf: inout Workflow, _ n: Int, verb: String = "re-run") throws(EngineError) -> String {
         let node = wf.nodes[n]
-        if node.state.isInFlight || isQueued(wf, n) { throw Executor.notAllowed(verb, node) }
+        try refuseIfBusy(verb, wf, n)
         switch try gate(wf, n, ignoreNetwork: resourceClass(of: n) != .remote) {
         case let .blocked(reason, missing, _):
             var details: JSONObject = ["nodeId": .string(node.nodeId), "missing": JSON(missing),
@@ -30,7 +30,7 @@ extension Executor {
     /// assets was deleted the retry never starts (`inputAssetGone`).
     public func retry(_ wf: inout Workflow, _ n: Int) throws(EngineError) -> String {
         let node = wf.nodes[n]
-        if node.state.isInFlight || isQueued(wf, n) { throw Executor.notAllowed("retry", node) }
+        try refuseIfBusy("retry", wf, n)
         guard let previous = lastRunWithInputs(wf, n) else {
             throw .state("noPreviousRun", "'\(node.nodeId)' has not run yet; use Run", details: ["nodeId": .string(node.nodeId)])
         }
@@ -60,6 +60,18 @@ extension Executor {
     func isQueued(_ wf: Workflow, _ n: Int) -> Bool {
         guard let run = wf.run(wf.nodes[n].currentRunId) else { return false }
         return !run.status.isTerminal
+    }
+
+    /// Refuses a run-starting command (`verb`) while work is in flight for node `n`, or its run
+    /// waits in the local queue: the node then reads `ready`, and "cannot run when state is
+    /// ready" alone would contradict itself, so the message says why (`details.queued`).
+    func refuseIfBusy(_ verb: String, _ wf: Workflow, _ n: Int) throws(EngineError) {
+        let node = wf.nodes[n]
+        if node.state.isInFlight { throw Executor.notAllowed(verb, node) }
+        guard isQueued(wf, n) else { return }
+        throw .state("invalidState",
+                     "cannot \(verb) when state is \(node.state.rawValue) (a run is already queued for a local slot)",
+                     details: ["nodeId": .string(node.nodeId), "state": .string(node.state.rawValue), "queued": true])
     }
 
     // MARK: Params
