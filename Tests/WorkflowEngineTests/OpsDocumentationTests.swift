@@ -137,4 +137,36 @@ final class OpsDocumentationTests: XCTestCase {
                            "\(op) (docs/OPS.md line \(section.line)): documented arguments differ from the declared ones")
         }
     }
+
+    /// DESIGN §5: "only the transitions in the table are legal". The table hosts read is OPS §14's
+    /// "Legal transitions"; the engine enforces `NodeStateMachine.transitions`. Both must list the
+    /// same moves (staying in a state is always legal, and left out of both comparisons), so a
+    /// move added to the code without the contract, or the other way round, fails here.
+    func testTheDocumentedTransitionTableIsTheStateMachine() throws {
+        let text = try String(contentsOfFile: Self.opsPath.path, encoding: .utf8)
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        guard let start = lines.firstIndex(where: { $0.hasPrefix("Legal transitions") }),
+              let header = lines[start...].firstIndex(where: { $0.hasPrefix("| from | to |") }) else {
+            return XCTFail("docs/OPS.md has no \"Legal transitions\" table")
+        }
+        func states(_ cell: Substring) -> [NodeState] {
+            // Backticked names only: the parenthesised notes between them are prose.
+            cell.split(separator: "`", omittingEmptySubsequences: false).enumerated()
+                .filter { $0.offset % 2 == 1 }.compactMap { NodeState(rawValue: String($0.element)) }
+        }
+        var documented: [NodeState: Set<NodeState>] = [:]
+        for line in lines[(header + 2)...] {
+            guard line.hasPrefix("|") else { break }
+            let cells = line.split(separator: "|", omittingEmptySubsequences: false).dropFirst()
+            guard cells.count >= 2 else { continue }
+            let to = Set(states(cells[cells.startIndex + 1]))
+            for from in states(cells[cells.startIndex]) { documented[from, default: []].formUnion(to) }
+        }
+        for state in NodeState.allCases {
+            let code = (NodeStateMachine.transitions[state] ?? []).subtracting([state])
+            let doc = (documented[state] ?? []).subtracting([state])
+            XCTAssertEqual(code.map(\.rawValue).sorted(), doc.map(\.rawValue).sorted(),
+                           "\(state.rawValue): NodeStateMachine.transitions and docs/OPS.md's table differ")
+        }
+    }
 }

@@ -164,7 +164,7 @@ final class WorkflowListTests: XCTestCase {
         let h = try Harness()
         Templates.registerTextTools(h)
         let tpl = h.register(template: Templates.chain)
-        for title in ["zeta", "Ärger", "Beach", "apfel", "Éclair", "Apfel"] { h.create(tpl, ["title": .string(title)]) }
+        for title in ["zeta", "Ärger", "Beach", "apfel", "Éclair", "Apfel"] { _ = h.create(tpl, ["title": .string(title)]) }
         XCTAssertEqual(h.call("workflow.list", ["sort": "name"])["rows"]?.arrayValue?.map { $0["title"] },
                        ["Apfel", "apfel", "Ärger", "Beach", "Éclair", "zeta"])
     }
