@@ -98,6 +98,15 @@ public struct AwaitRequest: Sendable, Equatable {
         return actions
     }
 
+    /// The actions `await.respond` takes: the await's own (``actions``) and every action of its
+    /// category as DESIGN §5 names them. A shell registers a category's actions once (iOS
+    /// notification categories are fixed), so a notification may show "Choose B" for a request
+    /// with one candidate: pressed, it is answered as that choice would be (`invalidChoice`),
+    /// not as an action the category does not have.
+    public var respondableActions: [String] {
+        type.notificationActions + actions.filter { !type.notificationActions.contains($0) }
+    }
+
     /// The actions a notification or a list offers now: without Snooze once the await was
     /// snoozed `maxSnoozes` times (a Snooze pressed anyway is refused, `snoozeLimitReached`).
     public func offeredActions(maxSnoozes: Int) -> [String] {

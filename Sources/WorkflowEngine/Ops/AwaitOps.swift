@@ -108,7 +108,7 @@ extension Engine {
             let action = try args.string("action")
             return try withAwait(uow, args) { (wf, executor, i) throws(EngineError) -> JSON in
                 let a = wf.awaits[i]
-                let offered = a.actions
+                let offered = a.respondableActions
                 guard offered.contains(action) else {
                     throw .invalid("unknownAction", "'\(action)' is not an action of \(a.type.notificationCategory)",
                                    details: ["action": .string(action), "actions": JSON(offered)])
