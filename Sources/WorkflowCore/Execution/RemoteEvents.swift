@@ -293,7 +293,8 @@ extension Executor {
     }
 
     /// A transport failure: while submitting, the submit retry policy applies; while polling,
-    /// "Reconnecting…" with backoff, never giving up; while downloading, the download is retried.
+    /// "Reconnecting…" with backoff, never giving up; while downloading, the download is retried,
+    /// unless the answer was a 4xx other than 408 and 429 (the node fails `downloadFailed`).
     public func transportError(_ wf: inout Workflow, runIndex r: Int, error: TransportError) throws(EngineError)
         -> EventOutcome
     {
@@ -339,6 +340,19 @@ extension Executor {
         case .downloading:
             wf.updatedAt = ctx.now
             for port in run.pendingDownloads.keys { ctx.settle(answerKey: AnswerKey.download(run.runId, port)) }
+            if let status = error.httpStatus, RetryPolicy.isPermanent(status) {
+                // The file is gone or refused (an expired or revoked link): fetching it again
+                // will not change that, so the node fails and says why, as a submit's 4xx does,
+                // instead of "Reconnecting…" for ever. Retry runs the job again.
+                let ports = run.pendingDownloads.keys.sorted()
+                try fail(&wf, runIndex: r, error: NodeError(
+                    code: "downloadFailed",
+                    message: "The provider's output could not be downloaded (HTTP \(status)).",
+                    hint: "The result link may have expired; Retry runs the job again.",
+                    details: ["httpStatus": JSON(status), "ports": JSON(ports)]))
+                try reconcile(&wf)
+                return .applied
+            }
             let failures = run.downloadFailures + 1
             wf.runs[r].downloadFailures = failures
             let delay = RetryPolicy.reconnectDelay(interval: ctx.settings.pollIntervalSeconds, failures: failures,

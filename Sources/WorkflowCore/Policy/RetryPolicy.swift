@@ -24,7 +24,7 @@ public enum RetryPolicy {
     /// the retries); any other 4xx fails at once.
     public static func afterSubmitFailure(httpStatus: Int?, retryAfterSeconds: Double?, offline: Bool,
                                           failures: Int, seed: UInt64, runId: String) -> SubmitFailure {
-        if let status = httpStatus, (400..<500).contains(status), status != 429, status != 408 {
+        if let status = httpStatus, isPermanent(status) {
             return .fail(NodeError(
                 code: "providerRejected", message: "The provider rejected the job (HTTP \(status)).",
                 hint: status == 401 || status == 403 ? "Check the API key." : "Check the parameters and inputs.",
@@ -45,6 +45,13 @@ public enum RetryPolicy {
         let factor = Jitter.factor(seed: seed, key: "submit:\(runId)", attempt: failures, spread: submitJitter)
         _ = offline
         return .retry(afterSeconds: base * factor)
+    }
+
+    /// Whether an HTTP status says that asking again will not help: a 4xx other than 408
+    /// (Request Timeout) and 429 (Too Many Requests). A submit answered so fails at once, and so
+    /// does a download.
+    public static func isPermanent(_ httpStatus: Int) -> Bool {
+        (400..<500).contains(httpStatus) && httpStatus != 408 && httpStatus != 429
     }
 
     /// The next regular poll: the interval ±10 %.

@@ -144,6 +144,7 @@ extension Executor {
         case "awaitExpired": return "Re-run the step to ask again."
         case "inputAssetGone": return "An input was deleted; use Re-run with latest."
         case "missingOutput": return "The tool reported success without an output; Retry, or check the tool."
+        case "downloadFailed": return "The result link may have expired; Retry runs the job again."
         case "providerContractMismatch": return "The provider's reply does not match the tool's outputs; check the tool's registration, then Retry."
         case "OOM", "outOfMemory": return "Try a smaller resolution."
         default: return "Retry, or Re-run with latest after changing parameters."
