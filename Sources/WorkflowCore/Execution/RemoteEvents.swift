@@ -348,7 +348,7 @@ extension Executor {
                 try fail(&wf, runIndex: r, error: NodeError(
                     code: "downloadFailed",
                     message: "The provider's output could not be downloaded (HTTP \(status)).",
-                    hint: "The result link may have expired; Retry runs the job again.",
+                    hint: Executor.hint(forCode: "downloadFailed"),
                     details: ["httpStatus": JSON(status), "ports": JSON(ports)]))
                 try reconcile(&wf)
                 return .applied
