@@ -32,7 +32,7 @@ final class ToolCardTests: XCTestCase {
         XCTAssertEqual(running["chip"], ["text": "Running", "tone": "blue"])
         XCTAssertEqual(running["border"], "blue")
         XCTAssertEqual(running["progress"], .null, "indeterminate")
-        XCTAssertEqual(running["actions"]?["cancel"], ["enabled": true])
+        XCTAssertEqual(running["actions"]?["cancel"], ["enabled": true, "reason": .null])
         h.call("local.completed", ["runId": run["runId"]!, "outputs": ["image": ["type": "ImageRef", "uri": "file:///p.png"]]])
         let done = card(h, wf, "load1")
         XCTAssertEqual(done["chip"], ["text": "Done", "tone": "green"])
@@ -44,7 +44,7 @@ final class ToolCardTests: XCTestCase {
         XCTAssertEqual(awaiting["chip"], ["text": "Needs your input", "tone": "orange"])
         XCTAssertEqual(awaiting["border"], "orange")
         XCTAssertEqual(awaiting["fill"], "orange15")
-        XCTAssertEqual(awaiting["actions"]?["openEditor"], ["enabled": true])
+        XCTAssertEqual(awaiting["actions"]?["openEditor"], ["enabled": true, "reason": .null])
         XCTAssertEqual(awaiting["actions"]?["skip"], ["enabled": false, "reason": "This request cannot be skipped"])
         let awaitId = awaiting["awaitId"]!
         h.call("await.claim", ["awaitId": awaitId, "claimant": "phone"])
@@ -68,7 +68,7 @@ final class ToolCardTests: XCTestCase {
         XCTAssertEqual(failed["chip"], ["text": "OOM", "tone": "red"])
         XCTAssertEqual(failed["border"], "red")
         XCTAssertEqual(failed["lastError"]?["hint"], "Try a smaller resolution.")
-        XCTAssertEqual(failed["actions"]?["retry"], ["enabled": true])
+        XCTAssertEqual(failed["actions"]?["retry"], ["enabled": true, "reason": .null])
         // Cards come out identical after reopening: nothing is held only in memory.
         let before = h.call("workflow.detail", ["workflowId": .string(wf)])
         try h.reopen()
@@ -87,7 +87,7 @@ final class ToolCardTests: XCTestCase {
         h.call("workflow.setPolling", ["workflowId": .string(wf), "paused": true])
         XCTAssertEqual(h.call("workflow.detail", ["workflowId": .string(wf)])["toolbar"]?["polling"]?["label"], "Resume polling")
         XCTAssertEqual(h.state(wf, "stylize1"), "queuedRemote", "the job continues remotely")
-        XCTAssertEqual(card(h, wf, "stylize1")["actions"]?["cancel"], ["enabled": true])
+        XCTAssertEqual(card(h, wf, "stylize1")["actions"]?["cancel"], ["enabled": true, "reason": .null])
     }
 
     func testOfflineDisablesRunOfRemoteStepsWithAReason() throws {

@@ -214,7 +214,8 @@ extension Executor {
 
     // MARK: Actions
 
-    /// Each action a card offers, with whether it is enabled and, when not, why.
+    /// Each action a card offers, with whether it is enabled and why not (`reason`, `null` when
+    /// it is enabled: DESIGN §7 gives every action both).
     func actions(_ wf: Workflow, _ n: Int, run: Run?, gate: Gate, openAwait: AwaitRequest?) throws(EngineError)
         -> JSONObject
     {
@@ -222,7 +223,7 @@ extension Executor {
         let t = graph.nodes[n]
         let busy = node.state.isInFlight || isQueued(wf, n)
         func action(_ enabled: Bool, _ reason: String?) -> JSON {
-            enabled ? ["enabled": true] : ["enabled": false, "reason": JSON(reason)]
+            enabled ? ["enabled": true, "reason": .null] : ["enabled": false, "reason": JSON(reason)]
         }
         var busyReason: String {
             switch node.state {
@@ -274,7 +275,8 @@ extension Executor {
             let claim = liveClaim(a)
             if let c = claim {
                 // The claimant may open it again; anyone else is refused (alreadyClaimed).
-                o["openEditor"] = ["enabled": true, "claimedBy": .string(c.claimant), "leaseExpiresAt": JSON(c.leaseExpiresAt)]
+                o["openEditor"] = ["enabled": true, "reason": .null, "claimedBy": .string(c.claimant),
+                                   "leaseExpiresAt": JSON(c.leaseExpiresAt)]
             } else {
                 o["openEditor"] = action(true, nil)
             }
