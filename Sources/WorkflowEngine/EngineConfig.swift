@@ -73,6 +73,13 @@ public struct EngineConfig: Sendable {
             guard case let .object(clock) = v, let mode = clock["mode"]?.stringValue else {
                 throw bad("clock", "{\"mode\": \"manual\", \"start\": time} or {\"mode\": \"system\"}")
             }
+            // As in every nested object, a key the mode does not take is refused: a misspelt
+            // "start" would otherwise leave the clock at the default start, silently.
+            let known: Set<String> = mode == "manual" ? ["mode", "start"] : ["mode"]
+            for key in clock.keys.sorted() where !known.contains(key) && (mode == "manual" || mode == "system") {
+                throw bad("clock.\(key)", mode == "manual" ? "absent: only mode and start are known"
+                                                          : "absent: a system clock takes only mode")
+            }
             switch mode {
             case "system":
                 c.clock = .system

@@ -99,6 +99,25 @@ final class RecordableTimeEdgeTests: XCTestCase {
         XCTAssertNil(configError(start: "9999-12-31T22:59:59+01:00"), "the same instant as the latest minus an hour is fine")
     }
 
+    func testAKeyTheClockModeDoesNotTakeIsRefusedRatherThanIgnored() {
+        // A misspelt "start" left the clock at the default start, silently (OPS §2: unknown keys
+        // inside nested objects are refused).
+        let cases: [(JSONObject, String)] = [
+            (["mode": "manual", "strat": "2030-01-01T00:00:00.000Z"], "config.clock.strat"),
+            (["mode": "system", "start": "2030-01-01T00:00:00.000Z"], "config.clock.start"),
+        ]
+        for (clock, argument) in cases {
+            XCTAssertThrowsError(try Engine(configJSON: ["store": ":memory:", "clock": .object(clock)])) { error in
+                XCTAssertEqual((error as? EngineError)?.code, "invalidConfig", argument)
+                XCTAssertEqual((error as? EngineError)?.details["argument"], .string(argument))
+            }
+        }
+        XCTAssertThrowsError(try Engine(configJSON: ["clock": ["mode": "lunar", "start": "2030-01-01T00:00:00.000Z"]])) { error in
+            XCTAssertEqual((error as? EngineError)?.details["argument"], "config.clock.mode", "an unknown mode is named first")
+        }
+        XCTAssertNoThrow(try Engine(configJSON: ["clock": ["mode": "manual", "start": "2030-01-01T00:00:00.000Z"]]).close())
+    }
+
     func testAStorePathWithANulCharacterIsRefusedRatherThanCutShort() {
         // "x.sqlite\0.other" would open x.sqlite; ":memory:\0x" an in-memory store.
         for store in ["/tmp/wf-nul-test.sqlite\u{0}.other", ":memory:\u{0}x"] {
