@@ -64,7 +64,7 @@ public final class TemplateGraph: Sendable {
             return NodeInfo(kind: t.kind, inputs: t.inputs, inputProducers: t.inputs.map { producers[n][$0.name] },
                             resourceClass: t.resourceClass, classFixed: t.resourcesDeclared || t.resourceClass == .remote,
                             isInteractive: t.isInteractive,
-                            needsTool: t.awaitSpec == nil || t.awaitSpec?.type == .confirmParams)
+                            needsTool: t.needsTool)
         }
         self.successors = successors
         self.predecessors = predecessors

@@ -141,6 +141,15 @@ public struct TemplateNode: Sendable, Equatable {
 
     public var isInteractive: Bool { awaitSpec != nil }
 
+    /// Whether the node needs its kind's tool registered (else it is blocked "Tool not
+    /// installed."): every node but an interactive one a person answers alone; `confirm_params`
+    /// runs its tool once the person approved.
+    public var needsTool: Bool { Self.needsTool(awaitSpec) }
+
+    public static func needsTool(_ awaitSpec: AwaitSpec?) -> Bool {
+        awaitSpec == nil || awaitSpec?.type == .confirmParams
+    }
+
     /// The title people see: the template's title, else the node id.
     public var displayTitle: String { title ?? id }
 

@@ -384,7 +384,7 @@ public enum TemplateCompiler {
                                         declaredClass: declaredClass, tool: toolRef.spec, path: d.path) {
                 d.append(issue)
             }
-        } else if awaitSpec == nil, !kind.isEmpty {
+        } else if TemplateNode.needsTool(awaitSpec), !kind.isEmpty {
             warnings.append(TemplateIssue(
                 .warning, code: TemplateErrorCode.toolNotInstalled,
                 message: "tool '\(kind)' is not installed; node '\(id)' will be blocked until it is registered",
