@@ -381,6 +381,29 @@ final class AwaitLifecycleTests: XCTestCase {
         h2.call("await.skip", ["awaitId": .string(id2)])
         XCTAssertEqual(h2.state(wf2, "mask1"), "skipped")
     }
+
+    /// A done await cleared past its retention stays gone after the engine reopens its file
+    /// store, while its workflow still has another open await (so the workflow is still in the
+    /// Action Center): the store keeps the cleared flag, not only memory.
+    func testAClearedAwaitStaysGoneAfterAReopen() throws {
+        let h = try Harness(file: true)
+        var t = Templates.stylize.objectValue!
+        var nodes = t["nodes"]!.arrayValue!
+        var second = nodes[1].objectValue!
+        second["id"] = "mask2"
+        second["await"] = .object(second["await"]!.objectValue!.merging(["expiresIn": "PT720H"]))  // open past the retention
+        nodes.append(.object(second))
+        t["nodes"] = .array(nodes)
+        t["edges"] = .array(t["edges"]!.arrayValue! + [["from": ["load1", "image"], "to": ["mask2", "image"]]])
+        let (_, first) = maskAwaiting(h, template: .object(t))
+        h.call("await.complete", ["awaitId": .string(first), "result": ["asset": ["type": "MaskRef", "uri": "file:///m"]]])
+        h.advance(7 * 86_400)
+        XCTAssertEqual(h.fail("await.get", ["awaitId": .string(first)]).code, "unknownAwait")
+        try h.reopen()
+        XCTAssertEqual(h.fail("await.get", ["awaitId": .string(first)]).code, "unknownAwait", "still cleared after a reopen")
+        let done = h.call("await.list")["done"]?.arrayValue ?? []
+        XCTAssertFalse(done.contains { $0["awaitId"]?.stringValue == first }, "not back in the Action Center")
+    }
 }
 
 /// TEST PLAN §8 editor flows: asset picker and param confirm.

@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import GRDB
 import WorkflowCore
 import WorkflowEngine
@@ -154,5 +157,32 @@ final class StoreIntegrityTests: XCTestCase {
         XCTAssertThrowsError(try open()) { error in
             XCTAssertEqual((error as? EngineError)?.code, "storeCorrupt")
         }
+    }
+
+    /// A call whose commit fails (the disk refuses every write: the process's file size limit,
+    /// as a full disk would) leaves nothing behind in memory either: the poll timer the call took
+    /// out of the queue to fire is put back, so the next `clock.advance` still polls the job
+    /// (DESIGN §5: a failure leaves nothing half-written; a live job is never given up).
+    func testACommitTheDiskRefusesPutsBackTheTimersItTookSoPollingGoesOn() throws {
+        let h = try Harness(file: true)
+        h.startOneRemote()
+        h.call("job.submitted", ["runId": h.effects("remote.submit")[0]["runId"]!, "jobId": "job-1"])
+        let deadline = h.call("engine.nextDeadline")["at"]
+        XCTAssertNotEqual(deadline, .null)
+        var saved = rlimit()
+        getrlimit(Int32(RLIMIT_FSIZE.rawValue), &saved)
+        // A write past the limit fails with EFBIG instead of ending the process.
+        let handler = signal(SIGXFSZ, SIG_IGN)
+        var limit = saved
+        limit.rlim_cur = 1
+        setrlimit(Int32(RLIMIT_FSIZE.rawValue), &limit)
+        let result = h.engine.call("clock.advance", ["seconds": 11.5])
+        setrlimit(Int32(RLIMIT_FSIZE.rawValue), &saved)
+        signal(SIGXFSZ, handler)
+        guard case .failure(let error) = result else { return XCTFail("the commit should have failed: \(result)") }
+        XCTAssertEqual(error.code, "storeWriteFailed")
+        XCTAssertEqual(h.call("engine.nextDeadline")["at"], deadline, "the poll is still due")
+        h.advance(11.5)
+        XCTAssertEqual(h.effects("remote.poll").count, 1, "the job is polled")
     }
 }

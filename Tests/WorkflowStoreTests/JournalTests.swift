@@ -732,3 +732,225 @@ final class DurabilityTests: XCTestCase {
         XCTAssertEqual(try store.statementRecompilations(), atFirst, "a read expired the connection's statements")
     }
 }
+
+// Added after mutation testing of the journal (docs/ARCHITECTURE.md, "The store's journal";
+// DESIGN §5): each test below fails on a change to the store that every earlier test let through.
+
+/// The records of a journal file: (offset, length including the 24-byte head, entry number).
+private func records(_ bytes: [UInt8]) -> [(at: Int, size: Int, seq: Int64)] {
+    var out: [(Int, Int, Int64)] = []
+    var at = JournalFile.headerSize
+    while bytes.count - at >= JournalFile.recordHead {
+        let length = Int(bytes.loadLE(UInt32.self, at))
+        let seq = Int64(bitPattern: bytes.loadLE(UInt64.self, at + 8))
+        out.append((at, JournalFile.recordHead + length, seq))
+        at += JournalFile.recordHead + length
+    }
+    return out
+}
+
+final class JournalRecoveryTests: XCTestCase {
+    /// ARCHITECTURE: "Entry numbers follow each other by one; reading stops at the first record
+    /// that … breaks the sequence". A journal whose entry 2 is missing (valid records 1 and 3)
+    /// is read up to entry 1 only: replaying 3 without 2 would leave a hole in the store.
+    /// (JournalFile.records must not accept any increasing entry number.)
+    func testAGapInTheEntryNumbersEndsTheJournal() throws {
+        let path = tempPath()
+        defer { removeStore(path) }
+        let store = try SQLiteStore(path: path, folding: .whenFull)
+        var w = try driveOneWorkflow(store, 1)
+        try commit(store, &w) { $0.nodes[1].state = .runningRemote }  // entry 3
+        let killed = copyAsKilled(store)
+        defer { removeStore(killed) }
+        store.close()
+        let file = JournalFile.path(forStore: killed)
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: file)))
+        let recs = records(bytes)
+        XCTAssertEqual(recs.map(\.seq), [1, 2, 3])
+        bytes.removeSubrange(recs[1].at..<recs[1].at + recs[1].size)  // entry 2 gone, 1 and 3 whole
+        try Data(bytes).write(to: URL(fileURLWithPath: file))
+        XCTAssertEqual(JournalFile.entryNumbers(ofStore: killed), [1], "reading stops where the numbers do not follow on")
+        let reopened = try SQLiteStore(path: killed)
+        defer { reopened.close() }
+        let back = try XCTUnwrap(try reopened.loadWorkflow("wf-1"))
+        XCTAssertEqual(back.runs.first?.status, .running, "entry 1 is replayed")
+        XCTAssertEqual(back.nodes[1].state, .blocked, "entry 3 is not replayed without entry 2")
+    }
+
+    /// The checksum covers every byte of the payload, the last partial word too: a record whose
+    /// last byte was lost (zeroed by a power loss) is not read. (JournalFile.checksum must not
+    /// leave out the tail of the payload.)
+    func testTheChecksumCoversTheLastBytesOfThePayload() throws {
+        for count in 1...23 {
+            var body = [UInt8](repeating: 0x41, count: count)
+            let sum = JournalFile.checksum(seq: 1, body)
+            body[count - 1] = 0
+            XCTAssertNotEqual(JournalFile.checksum(seq: 1, body), sum, "a payload of \(count) bytes")
+        }
+        let path = tempPath()
+        defer { removeStore(path) }
+        try SQLiteStore(path: path).close()
+        // 1 + 1 + (1 + 1 + 9) + (1 + 1) = 15 bytes: the last word is partial.
+        let entry = JournalCoding.encode([.meta(key: "counter.x", value: Array("1".utf8))])
+        XCTAssertNotEqual(entry.count % 8, 0)
+        try writeJournal(path, [(1, entry)])
+        let file = JournalFile.path(forStore: path)
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: file)))
+        bytes[bytes.count - 1] ^= 0x01  // the last byte of the payload
+        try Data(bytes).write(to: URL(fileURLWithPath: file))
+        XCTAssertEqual(JournalFile.entryNumbers(ofStore: path), [], "the damaged record is not the journal")
+    }
+
+    /// An entry of a version this library does not write is refused, not guessed at (Journal.swift:
+    /// "an entry of another version is refused"): decoding throws `storeCorrupt`, and a store whose
+    /// journal holds one does not open and keeps it (JournalCoding.decode's version check).
+    func testAnEntryOfAnUnknownVersionIsRefused() throws {
+        var entry = JournalCoding.encode([.meta(key: "counter.x", value: Array("1".utf8))])
+        entry[0] = JournalCoding.version + 1
+        XCTAssertThrowsError(try JournalCoding.decode(entry)) { error in
+            XCTAssertEqual((error as? StoreError)?.code, "storeCorrupt")
+        }
+        let path = tempPath()
+        defer { removeStore(path) }
+        try SQLiteStore(path: path).close()
+        try writeJournal(path, [(1, entry)])
+        XCTAssertThrowsError(try SQLiteStore(path: path)) { error in
+            XCTAssertEqual((error as? StoreError)?.code, "storeCorrupt")
+        }
+        XCTAssertEqual(JournalFile.entryNumbers(ofStore: path), [1], "kept for a later look")
+    }
+
+    /// A journal left beside a store that was deleted and made again is never replayed into the
+    /// new one, even when its entries were appended before any direct commit (so the count of
+    /// direct commits does not tell them apart). (JournalFile.recover must compare the store's
+    /// id, not only the magic.)
+    func testAJournalOfAnotherStoreIsNotReplayedEvenWithNoDirectCommitBeforeIt() throws {
+        let path = tempPath()
+        defer { removeStore(path) }
+        let store = try SQLiteStore(path: path, folding: .whenFull)
+        var cs = ChangeSet()
+        cs.meta["counter.x"] = .int(41)  // a journaled commit, appended after 0 direct commits
+        try store.commit(cs)
+        let killed = copyAsKilled(store)
+        defer { removeStore(killed) }
+        store.close()
+        XCTAssertEqual(JournalFile.entryNumbers(ofStore: killed), [1])
+        for file in SQLiteStore.files(ofStore: killed).prefix(3) { try? FileManager.default.removeItem(atPath: file) }
+        let fresh = try SQLiteStore(path: killed)
+        defer { fresh.close() }
+        XCTAssertNil(try fresh.loadSnapshot().meta["counter.x"], "another store's entry is not replayed")
+        XCTAssertEqual(JournalFile.entryNumbers(ofStore: killed), [])
+    }
+
+    /// A commit written straight to the tables folds the journal in a transaction that is not
+    /// synced (durability normal): the journal must keep those entries until a synced fold, so
+    /// the next journaled commit does not empty it. Otherwise a power loss taking that fold
+    /// leaves the store with neither the entries nor their rows (ARCHITECTURE: "A fold is synced
+    /// ... only then may the journal delete the entries it holds"). (JournalBacklog.folded must
+    /// not count every fold as synced.)
+    func testAnUnsyncedFoldKeepsItsEntriesInTheJournal() throws {
+        let path = tempPath()
+        defer { removeStore(path) }
+        let store = try SQLiteStore(path: path, folding: .whenFull)
+        defer { store.close() }
+        var w = try driveOneWorkflow(store, 1)  // entries 1, 2
+        try commit(store, &w, effects: [effect(1)]) { $0.nodes[1].state = .ready }  // direct: folds 1, 2 unsynced
+        try commit(store, &w) { $0.nodes[1].state = .runningRemote }  // entry 3
+        XCTAssertEqual(JournalFile.entryNumbers(ofStore: path), [1, 2, 3], "1 and 2 are folded, not synced")
+        try store.flush()  // a synced fold of 3: 1…3 are now in the tables and on disk
+        try commit(store, &w) { $0.nodes[1].state = .succeeded }  // entry 4 empties the journal first
+        XCTAssertEqual(JournalFile.entryNumbers(ofStore: path), [4])
+    }
+}
+
+/// TableWriter: deleting a workflow deletes every row of it (DESIGN §5: nothing half-written).
+final class WorkflowDeletionRowsTests: XCTestCase {
+    /// A deleted workflow leaves no await behind: its open await must not come back as open at
+    /// the next open (loadSnapshot's openAwaits), nor linger in the table (TableWriter's deletion
+    /// covers the `awaits` table).
+    func testDeletingAWorkflowDeletesItsAwaits() throws {
+        let path = tempPath()
+        defer { removeStore(path) }
+        let store = try SQLiteStore(path: path, folding: .whenFull)
+        var w = workflow(1)
+        var cs = ChangeSet()
+        cs.workflows = [(nil, w, summary(w))]
+        try store.commit(cs)
+        w.markClean()
+        let old = w
+        w.runs.append(makeRun("run-1", node: "a"))
+        w.awaits.append(AwaitRequest(awaitId: "aw-1", workflowId: "wf-1", nodeId: "a", runId: "run-1",
+                                     type: .drawMask, title: "Mask", detail: nil, urgency: .normal, blocking: true,
+                                     createdAt: t0, expiresAt: nil, deepLink: "app://x", onTimeout: .cancel,
+                                     onCancel: nil, skippable: false, notificationTitle: "t", notificationBody: "b"))
+        cs = ChangeSet()
+        cs.workflows = [(old, w, summary(w))]
+        try store.commit(cs)
+        w.markClean()
+        XCTAssertEqual(try store.loadSnapshot().openAwaits.map(\.awaitId), ["aw-1"])
+        cs = ChangeSet()
+        cs.workflows = [(w, nil, nil)]
+        try store.commit(cs)
+        store.close()
+        let reopened = try SQLiteStore(path: path)
+        defer { reopened.close() }
+        let snapshot = try reopened.loadSnapshot()
+        XCTAssertTrue(snapshot.workflows.isEmpty)
+        XCTAssertTrue(snapshot.activeRuns.isEmpty)
+        XCTAssertTrue(snapshot.openAwaits.isEmpty, "the deleted workflow's await is gone")
+        let q = try DatabaseQueue(path: path)
+        defer { try? q.close() }
+        for table in ["workflows", "nodes", "runs", "awaits"] {
+            XCTAssertEqual(try q.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM \(table)") }, 0, table)
+        }
+    }
+}
+
+private final class Box<T>: @unchecked Sendable {
+    var value: T
+    init(_ value: T) { self.value = value }
+}
+
+/// The folder and the engine's thread folding the same entries (JournalBacklog.foldInBackground).
+final class FolderRaceTests: XCTestCase {
+    /// The folder merges the entries waiting before it takes the write lock. When the engine's
+    /// thread folds them first, in a commit written straight to the tables that also changes one
+    /// of their rows, the folder must fold nothing: writing its merged images then would put the
+    /// row back as the journal had it, and the committed change would be lost from the tables.
+    /// Deterministic: the test holds the store's writes while the folder merges, and a commit is
+    /// already waiting for the lock (the engine's thread goes first) when it lets go.
+    /// (foldInBackground's `firstSeq == first` check.)
+    func testTheFolderDoesNotRewriteEntriesTheEnginesThreadFoldedMeanwhile() throws {
+        let path = tempPath()
+        defer { removeStore(path) }
+        let store = try SQLiteStore(path: path)  // background folding: the folder folds once idle 0.1 s
+        XCTAssertEqual(store.folding, .background)
+        let w = Box(try driveOneWorkflow(store, 1))  // entries 1, 2: node b ready
+        let done = DispatchSemaphore(value: 0)
+        let failure = Box<Error?>(nil)
+        let shared = Box(store)
+        store.withWritesHeld {
+            // Meanwhile the folder wakes (idle), merges entries 1 and 2, and waits for the lock.
+            let engine = Thread {
+                do {
+                    try commit(shared.value, &w.value, effects: [effect(1)]) { $0.nodes[1].state = .failed }  // direct
+                } catch {
+                    failure.value = error
+                }
+                done.signal()
+            }
+            Thread.sleep(forTimeInterval: 0.4)
+            engine.start()  // waits for the lock: it gets it before the folder
+            Thread.sleep(forTimeInterval: 0.3)
+        }
+        done.wait()
+        XCTAssertNil(failure.value)
+        Thread.sleep(forTimeInterval: 0.5)  // whatever the folder does next, it has done it
+        XCTAssertEqual(try store.loadWorkflow("wf-1")?.nodes[1].state, .failed)
+        XCTAssertEqual(try store.loadWorkflow("wf-1"), w.value)
+        store.close()
+        let reopened = try SQLiteStore(path: path)
+        defer { reopened.close() }
+        XCTAssertEqual(try reopened.loadWorkflow("wf-1"), w.value)
+    }
+}
