@@ -14,6 +14,21 @@ private func maskAwaiting(_ h: Harness, template: JSON = Templates.stylize) -> (
     return (wf, awaitId)
 }
 
+/// The sample with a second mask request, `mask2`, fed by load1 too and open past the done
+/// awaits' retention (30 days): its workflow stays in the Action Center while the first is
+/// cleared.
+private func stylizeWithASecondMaskAwait() -> JSON {
+    var t = Templates.stylize.objectValue!
+    var nodes = t["nodes"]!.arrayValue!
+    var second = nodes[1].objectValue!
+    second["id"] = "mask2"
+    second["await"] = .object(second["await"]!.objectValue!.merging(["expiresIn": "PT720H"]))
+    nodes.append(.object(second))
+    t["nodes"] = .array(nodes)
+    t["edges"] = .array(t["edges"]!.arrayValue! + [["from": ["load1", "image"], "to": ["mask2", "image"]]])
+    return .object(t)
+}
+
 private func variant(_ base: JSON, node: String, await patch: JSONObject) -> JSON {
     var t = base.objectValue!
     var nodes = t["nodes"]!.arrayValue!
@@ -257,15 +272,7 @@ final class AwaitLifecycleTests: XCTestCase {
 
     func testAClearedAwaitIsUnknownEvenWhileItsWorkflowHasAnotherOpenOne() throws {
         let h = try Harness()
-        var t = Templates.stylize.objectValue!
-        var nodes = t["nodes"]!.arrayValue!
-        var second = nodes[1].objectValue!
-        second["id"] = "mask2"
-        second["await"] = .object(second["await"]!.objectValue!.merging(["expiresIn": "PT720H"]))  // open past the retention
-        nodes.append(.object(second))
-        t["nodes"] = .array(nodes)
-        t["edges"] = .array(t["edges"]!.arrayValue! + [["from": ["load1", "image"], "to": ["mask2", "image"]]])
-        let (wf, first) = maskAwaiting(h, template: .object(t))
+        let (wf, first) = maskAwaiting(h, template: stylizeWithASecondMaskAwait())
         let other = h.node(wf, "mask2")["awaitId"]!
         h.call("await.complete", ["awaitId": .string(first), "result": ["asset": ["type": "MaskRef", "uri": "file:///m"]]])
         h.advance(7 * 86_400)
@@ -387,15 +394,7 @@ final class AwaitLifecycleTests: XCTestCase {
     /// Action Center): the store keeps the cleared flag, not only memory.
     func testAClearedAwaitStaysGoneAfterAReopen() throws {
         let h = try Harness(file: true)
-        var t = Templates.stylize.objectValue!
-        var nodes = t["nodes"]!.arrayValue!
-        var second = nodes[1].objectValue!
-        second["id"] = "mask2"
-        second["await"] = .object(second["await"]!.objectValue!.merging(["expiresIn": "PT720H"]))  // open past the retention
-        nodes.append(.object(second))
-        t["nodes"] = .array(nodes)
-        t["edges"] = .array(t["edges"]!.arrayValue! + [["from": ["load1", "image"], "to": ["mask2", "image"]]])
-        let (_, first) = maskAwaiting(h, template: .object(t))
+        let (_, first) = maskAwaiting(h, template: stylizeWithASecondMaskAwait())
         h.call("await.complete", ["awaitId": .string(first), "result": ["asset": ["type": "MaskRef", "uri": "file:///m"]]])
         h.advance(7 * 86_400)
         XCTAssertEqual(h.fail("await.get", ["awaitId": .string(first)]).code, "unknownAwait")
