@@ -74,7 +74,8 @@ public struct EngineConfig: Sendable {
                 throw bad("clock", "{\"mode\": \"manual\", \"start\": time} or {\"mode\": \"system\"}")
             }
             // As in every nested object, a key the mode does not take is refused: a misspelt
-            // "start" would otherwise leave the clock at the default start, silently.
+            // "start" would otherwise leave the clock at the default start, silently. An unknown
+            // mode is named first, by the switch below.
             let known: Set<String> = mode == "manual" ? ["mode", "start"] : ["mode"]
             for key in clock.keys.sorted() where !known.contains(key) && (mode == "manual" || mode == "system") {
                 throw bad("clock.\(key)", mode == "manual" ? "absent: only mode and start are known"
