@@ -74,17 +74,17 @@ public struct EngineConfig: Sendable {
                 throw bad("clock", "{\"mode\": \"manual\", \"start\": time} or {\"mode\": \"system\"}")
             }
             // As in every nested object, a key the mode does not take is refused: a misspelt
-            // "start" would otherwise leave the clock at the default start, silently. An unknown
-            // mode is named first, by the switch below.
-            let known: Set<String> = mode == "manual" ? ["mode", "start"] : ["mode"]
-            for key in clock.keys.sorted() where !known.contains(key) && (mode == "manual" || mode == "system") {
-                throw bad("clock.\(key)", mode == "manual" ? "absent: only mode and start are known"
-                                                          : "absent: a system clock takes only mode")
-            }
+            // "start" would otherwise leave the clock at the default start, silently.
             switch mode {
             case "system":
+                if let extra = clock.keys.sorted().first(where: { $0 != "mode" }) {
+                    throw bad("clock.\(extra)", "absent: a system clock takes only mode")
+                }
                 c.clock = .system
             case "manual":
+                if let extra = clock.keys.sorted().first(where: { $0 != "mode" && $0 != "start" }) {
+                    throw bad("clock.\(extra)", "absent: only mode and start are known")
+                }
                 var start = defaultStart
                 if let s = clock["start"] {
                     guard let text = s.stringValue, let t = Timestamp(rfc3339: text) else {

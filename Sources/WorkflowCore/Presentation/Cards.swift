@@ -275,8 +275,10 @@ extension Executor {
             let claim = liveClaim(a)
             if let c = claim {
                 // The claimant may open it again; anyone else is refused (alreadyClaimed).
-                o["openEditor"] = ["enabled": true, "reason": .null, "claimedBy": .string(c.claimant),
-                                   "leaseExpiresAt": JSON(c.leaseExpiresAt)]
+                var open = action(true, nil).objectValue ?? [:]
+                open["claimedBy"] = .string(c.claimant)
+                open["leaseExpiresAt"] = JSON(c.leaseExpiresAt)
+                o["openEditor"] = .object(open)
             } else {
                 o["openEditor"] = action(true, nil)
             }
