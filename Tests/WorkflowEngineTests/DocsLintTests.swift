@@ -37,7 +37,7 @@ final class DocsLintTests: XCTestCase {
     /// backticks: each exists (a `:line` or `#anchor` suffix is ignored; patterns with `*`, `<…>`
     /// or `…` are not paths).
     func testEveryRepositoryPathTheDocsNameExists() throws {
-        let pattern = try NSRegularExpression(pattern: "`((?:Sources|docs|scripts|include|Tests|examples|bindings|cmake|\\.ci)/[^`\\s]*)`")
+        let pattern = try NSRegularExpression(pattern: "`((?:Sources|docs|scripts|include|Tests|examples|bindings|cmake|Fuzz|\\.ci)/[^`\\s]*)`")
         var checked = 0
         for file in Self.markdownFiles() {
             let text = try String(contentsOf: file, encoding: .utf8)
