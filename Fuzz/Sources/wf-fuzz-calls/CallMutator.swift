@@ -65,7 +65,7 @@ private enum Line {
 private func values(in value: Any, into out: inout [Any]) {
     out.append(value)
     if let o = value as? [String: Any] {
-        for (_, v) in o { values(in: v, into: &out) }
+        for k in o.keys.sorted() { values(in: o[k]!, into: &out) }  // in a fixed order, so a seed replays
     } else if let a = value as? [Any] {
         for v in a { values(in: v, into: &out) }
     }
