@@ -1,5 +1,6 @@
 import Foundation
 import WorkflowCAPI
+import WorkflowCore  // Status: the C interface's status codes (a module of the `workflow` product)
 
 // libFuzzer's entry point: one input is a short session of calls through the C ABI's text
 // functions, as an FFI host makes them, on a fresh engine (in memory unless the input configures
@@ -23,7 +24,9 @@ import WorkflowCAPI
 
 private let maxCalls = 64
 private let defaultConfig = #"{"clock":{"mode":"manual","start":"2026-01-01T00:00:00.000Z"},"seed":1,"logLevel":"error"}"#
-private let statuses: Set<Int32> = [0, -2, -3, -4, -5, -6, -7, -8]
+/// The header's statuses a call may return: all but WF_EINTERNAL (a finding) and WF_ITEROVER
+/// (reserved, returned by nothing yet).
+private let statuses = Set(Status.allCases.filter { $0 != .internal && $0 != .iterOver }.map(\.rawValue))
 
 /// The fields of the thread's `wf_error` record (include/workflow.h).
 private struct ErrorFields {
