@@ -222,66 +222,66 @@ public final class SQLiteStore: EngineStore {
         try foldIf(journalHoldsRows)
         return try connection().read { db in
             var s = StoreSnapshot()
-            for row in try Row.fetchAll(db, sql: "SELECT key, value FROM meta") {
-                let key: String = row[0]
-                let text: String = row[1]
+            for row in try StoredRow.fetchAll(db, "meta", sql: "SELECT key, value FROM meta") {
+                let key: String = try row[0]
+                let text: String = try row[1]
                 s.meta[key] = (try? JSON(parsing: text)) ?? .null
             }
-            for row in try Row.fetchAll(db, sql: """
+            for row in try StoredRow.fetchAll(db, "templates", sql: """
                 SELECT templateId, seq, name, createdAt, canonical, sourceSchema FROM templates ORDER BY seq
                 """)
             {
-                s.templates.append(StoredTemplate(templateId: row[0], seq: row[1], name: row[2],
+                s.templates.append(try StoredTemplate(templateId: row[0], seq: row[1], name: row[2],
                                                   createdAt: Timestamp(milliseconds: row[3]), canonicalText: row[4],
                                                   sourceSchema: row[5]))
             }
-            for row in try Row.fetchAll(db, sql: "SELECT spec, registeredAt FROM tools ORDER BY kind") {
-                let text: String = row[0]
+            for row in try StoredRow.fetchAll(db, "tools", sql: "SELECT spec, registeredAt FROM tools ORDER BY kind") {
+                let text: String = try row[0]
                 if let json = try? JSON(parsing: text), let spec = RecordCoding.decodeTool(json) {
-                    s.tools.append(StoredTool(spec: spec, registeredAt: Timestamp(milliseconds: row[1])))
+                    s.tools.append(StoredTool(spec: spec, registeredAt: Timestamp(milliseconds: try row[1])))
                 }
             }
-            for row in try Row.fetchAll(db, sql: "SELECT kind, params FROM provider_defaults") {
-                let text: String = row[1]
-                s.providerDefaults[row[0]] = (try? JSON(parsing: text))?.objectValue ?? [:]
+            for row in try StoredRow.fetchAll(db, "provider_defaults", sql: "SELECT kind, params FROM provider_defaults") {
+                let text: String = try row[1]
+                s.providerDefaults[try row[0]] = (try? JSON(parsing: text))?.objectValue ?? [:]
             }
-            for row in try Row.fetchAll(db, sql: """
+            for row in try StoredRow.fetchAll(db, "workflows", sql: """
                 SELECT workflowId, seq, templateId, title, status, archived, createdAt, updatedAt, stepsDone,
                        stepsTotal, awaitCount, hasBlockingAwait, searchText, nextDeadline, queuedRemote, queuedLocal,
                        runningRemote, runningLocal, inboxCount
                 FROM workflows ORDER BY seq
                 """)
             {
-                let deadline: Int64? = row[13]
-                s.workflows.append(WorkflowSummary(
+                let deadline: Int64? = try row[13]
+                s.workflows.append(try WorkflowSummary(
                     workflowId: row[0], seq: row[1], templateId: row[2], title: row[3],
-                    status: WorkflowStatus(rawValue: row[4]) ?? .active, archived: row[5],
+                    status: WorkflowStatus(rawValue: try row[4]) ?? .active, archived: row[5],
                     createdAt: Timestamp(milliseconds: row[6]), updatedAt: Timestamp(milliseconds: row[7]),
                     stepsDone: row[8], stepsTotal: row[9], awaitCount: row[10], hasBlockingAwait: row[11],
                     searchText: row[12], nextDeadline: deadline.map { Timestamp(milliseconds: $0) },
                     queuedRemote: row[14], queuedLocal: row[15], runningRemote: row[16], runningLocal: row[17],
                     inboxCount: row[18]))
             }
-            for row in try Row.fetchAll(db, sql: "SELECT seq, effectId, type, answerKey, taken, data FROM effects ORDER BY seq") {
-                let text: String = row[5]
-                s.effects.append(Effect(seq: row[0], id: row[1], type: row[2],
+            for row in try StoredRow.fetchAll(db, "effects", sql: "SELECT seq, effectId, type, answerKey, taken, data FROM effects ORDER BY seq") {
+                let text: String = try row[5]
+                s.effects.append(try Effect(seq: row[0], id: row[1], type: row[2],
                                         body: (try? JSON(parsing: text))?.objectValue ?? [:], answerKey: row[3],
                                         taken: row[4], isDurable: true))
             }
-            for row in try Row.fetchAll(db, sql: "SELECT assetId, variant, bytes, lastUsedAt, pinned, useOrder FROM cache_entries") {
-                s.cacheEntries.append(CacheEntry(assetId: row[0], variant: CacheVariant(rawValue: row[1]) ?? .preview,
+            for row in try StoredRow.fetchAll(db, "cache_entries", sql: "SELECT assetId, variant, bytes, lastUsedAt, pinned, useOrder FROM cache_entries") {
+                s.cacheEntries.append(try CacheEntry(assetId: row[0], variant: CacheVariant(rawValue: try row[1]) ?? .preview,
                                                  bytes: row[2], lastUsedAt: Timestamp(milliseconds: row[3]), pinned: row[4],
                                                  useOrder: row[5]))
             }
-            for row in try Row.fetchAll(db, sql: """
+            for row in try StoredRow.fetchAll(db, "runs", sql: """
                 SELECT runId, workflowId, jobId FROM runs
                 WHERE status <> 'succeeded' AND status <> 'failed' AND status <> 'cancelled' AND status <> 'skipped'
                 """)
             {
-                s.activeRuns.append((row[0], row[1], row[2]))
+                s.activeRuns.append((try row[0], try row[1], try row[2]))
             }
-            for row in try Row.fetchAll(db, sql: "SELECT awaitId, workflowId FROM awaits WHERE status != 'done'") {
-                s.openAwaits.append((row[0], row[1]))
+            for row in try StoredRow.fetchAll(db, "awaits", sql: "SELECT awaitId, workflowId FROM awaits WHERE status != 'done'") {
+                s.openAwaits.append((try row[0], try row[1]))
             }
             return s
         }
@@ -331,14 +331,14 @@ public final class SQLiteStore: EngineStore {
     public func loadAsset(_ assetId: String) throws -> Asset? {
         try foldIf(journalHoldsRows)
         return try connection().read { (db: Database) -> Asset? in
-            guard let row = try Row.fetchOne(db.cachedStatement(sql: """
+            guard let row = try StoredRow.fetchOne(db.cachedStatement(sql: """
                 SELECT type, createdAt, pinned, orphanedAt, data FROM assets WHERE assetId = ?
-                """), arguments: [assetId])
+                """), "assets", arguments: [assetId])
             else { return nil }
-            let text: String = row[4]
-            var asset = RecordCoding.decodeAsset(assetId: assetId, type: row[0], createdAt: row[1], pinned: row[2],
+            let text: String = try row[4]
+            var asset = try RecordCoding.decodeAsset(assetId: assetId, type: row[0], createdAt: row[1], pinned: row[2],
                                                  (try? JSON(parsing: text)) ?? .null)
-            let orphaned: Int64? = row[3]
+            let orphaned: Int64? = try row[3]
             asset.orphanedAt = orphaned.map { Timestamp(milliseconds: $0) }
             return asset
         }
@@ -355,9 +355,9 @@ public final class SQLiteStore: EngineStore {
         try foldIf(journalHoldsRows)
         return try connection().read { (db: Database) -> (runId: String, workflowId: String)? in
             let sql = "SELECT runId, workflowId FROM runs WHERE jobId = ? ORDER BY seq DESC LIMIT 1"
-            guard let row = try Row.fetchOne(db.cachedStatement(sql: sql), arguments: [jobId])
+            guard let row = try StoredRow.fetchOne(db.cachedStatement(sql: sql), "runs", arguments: [jobId])
             else { return nil }
-            return (row[0], row[1])
+            return (try row[0], try row[1])
         }
     }
 
@@ -397,9 +397,10 @@ public final class SQLiteStore: EngineStore {
     public func metrics(after: Int64 = 0, limit: Int) throws -> [MetricEvent] {
         try connection().read { db in
             try Row.fetchAll(db.cachedStatement(sql: "SELECT seq, data FROM metrics WHERE seq > ? ORDER BY seq LIMIT ?"),
-                             arguments: [after, limit]).map { row in
-                let text: String = row[1]
-                return MetricEvent(seq: row[0], body: (try? JSON(parsing: text))?.objectValue ?? [:])
+                             arguments: [after, limit]).map { fetched in
+                let row = StoredRow(row: fetched, table: "metrics")
+                let text: String = try row[1]
+                return MetricEvent(seq: try row[0], body: (try? JSON(parsing: text))?.objectValue ?? [:])
             }
         }
     }

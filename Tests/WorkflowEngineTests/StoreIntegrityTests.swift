@@ -149,6 +149,62 @@ final class StoreIntegrityTests: XCTestCase {
         b.close()
     }
 
+    /// SQLite keeps text in an integer column if something else than the engine puts it there;
+    /// GRDB's row subscripts trap on it (found by damaging stores at random and reading them
+    /// through the C ABI): each such value, in every table the engine reads when it opens, is
+    /// refused as corrupt, naming the table and the column.
+    func testAValueOfTheWrongTypeInAColumnTheEngineReadsAtOpenIsRefusedAsCorruptNotACrash() throws {
+        let damage: [(table: String, column: String)] = [
+            ("workflows", "queuedLocal"), ("workflows", "updatedAt"), ("workflows", "archived"),
+            ("templates", "seq"), ("tools", "registeredAt"), ("effects", "taken"),
+            ("cache_entries", "useOrder"), ("cache_entries", "bytes"),
+        ]
+        let a = try open()
+        let wf = try startedWorkflow(a)  // a workflow with a local run
+        let asset = try a.callOrThrow("asset.import", ["type": "ImageRef", "uri": "file:///cat.png"])["assetId"]!
+        try a.callOrThrow("cache.record", ["assetId": asset, "variant": "thumbnail", "bytes": 80])
+        try a.callOrThrow("cache.record", ["assetId": asset, "variant": "preview", "bytes": 800])
+        try a.callOrThrow("cache.freeUpSpace")  // a cache.evict effect, kept in the store
+        a.close()
+        // The store's files as the engine left them, put back before each damage.
+        let files = Engine.storeFiles(path).filter { FileManager.default.fileExists(atPath: $0) }
+        let sound = try files.map { try Data(contentsOf: URL(fileURLWithPath: $0)) }
+        func restore() throws {
+            for file in Engine.storeFiles(path) { try? FileManager.default.removeItem(atPath: file) }
+            for (file, data) in zip(files, sound) { try data.write(to: URL(fileURLWithPath: file)) }
+        }
+        for (table, column) in damage {
+            try restore()
+            try tamper("UPDATE \(table) SET \(column) = 'x'")
+            XCTAssertThrowsError(try open(), "\(table).\(column)") { error in
+                let e = error as? EngineError
+                XCTAssertEqual(e?.status, .store, "\(table).\(column)")
+                XCTAssertEqual(e?.code, "storeCorrupt", "\(table).\(column)")
+                XCTAssertTrue(e?.message.contains("\(table) table holds text in column \(column)") == true,
+                              e?.message ?? "\(error)")
+            }
+        }
+        try restore()
+        let b = try open()  // the sound copy opens
+        XCTAssertEqual(try b.callOrThrow("workflow.get", ["workflowId": .string(wf)])["workflowId"], .string(wf))
+        b.close()
+    }
+
+    func testAnAssetRowWithAValueOfTheWrongTypeIsCorruptWhenReadAndTheEngineGoesOn() throws {
+        let a = try open()
+        let wf = try startedWorkflow(a, run: false)
+        let asset = try a.callOrThrow("asset.import", ["type": "ImageRef", "uri": "file:///cat.png"])["assetId"]!
+        a.close()
+        try tamper("UPDATE assets SET createdAt = 'x' WHERE assetId = '\(asset.stringValue!)'")
+        let b = try open()
+        guard case let .failure(e) = b.call("asset.get", ["assetId": asset]) else { return XCTFail("read a damaged asset") }
+        XCTAssertEqual(e.status, .store)
+        XCTAssertEqual(e.code, "storeCorrupt")
+        XCTAssertTrue(e.message.contains("assets table holds text in column createdAt"), e.message)
+        XCTAssertEqual(try b.callOrThrow("workflow.get", ["workflowId": .string(wf)])["workflowId"], .string(wf))
+        b.close()
+    }
+
     func testACounterPushedToItsLimitIsRefusedAsCorruptNotAnOverflow() throws {
         let a = try open()
         _ = try startedWorkflow(a)
