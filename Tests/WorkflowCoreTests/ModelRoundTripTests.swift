@@ -83,6 +83,19 @@ final class ModelRoundTripTests: XCTestCase {
         XCTAssertNil(Timestamp(rfc3339: "yesterday"))
     }
 
+    /// A damaged store can hold any integer as a time; writing it, or the span between two of
+    /// them, must not trap (Int64.min overflowed the formatting's floor division).
+    func testEveryMillisecondCountFormatsAndSubtractsWithoutOverflow() {
+        XCTAssertEqual(Timestamp(milliseconds: .min).rfc3339, "-292275055-05-16T16:47:04.192Z")
+        XCTAssertEqual(Timestamp(milliseconds: .max).rfc3339, "292278994-08-17T07:12:55.807Z")
+        XCTAssertEqual(Timestamp(milliseconds: -1001).rfc3339, "1969-12-31T23:59:58.999Z")
+        XCTAssertEqual(Timestamp(milliseconds: -1000).rfc3339, "1969-12-31T23:59:59.000Z")
+        for ms in [Int64.min, .min + 1, -1, 0, .max - 1, .max] { _ = Timestamp(milliseconds: ms).rfc3339 }
+        XCTAssertEqual(Timestamp(milliseconds: .min).seconds(until: Timestamp(milliseconds: .max)), 18_446_744_073_709_551.615,
+                       accuracy: 1e4)
+        XCTAssertEqual(Timestamp(milliseconds: 1500).seconds(until: Timestamp(milliseconds: 0)), -1.5)
+    }
+
     func testRandomTemplatesRoundTripThroughCanonicalExport() throws {
         var rng = SplitMix64(seed: 5)
         for _ in 0..<100 {

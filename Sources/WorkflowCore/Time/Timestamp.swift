@@ -37,15 +37,19 @@ public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible
         return adding(milliseconds: Int64(ms))
     }
 
-    /// Seconds from `self` to `later` (negative when `later` is earlier).
-    public func seconds(until later: Timestamp) -> Double { Double(later.milliseconds - milliseconds) / 1000 }
+    /// Seconds from `self` to `later` (negative when `later` is earlier). Any two times, even
+    /// ones no clock reaches (a damaged store's): the difference is taken in `Double`.
+    public func seconds(until later: Timestamp) -> Double { (Double(later.milliseconds) - Double(milliseconds)) / 1000 }
 
     public var description: String { rfc3339 }
 
-    /// `YYYY-MM-DDTHH:MM:SS.mmmZ`.
+    /// `YYYY-MM-DDTHH:MM:SS.mmmZ`; a year outside 0…9999 (a time no clock reaches) is written
+    /// with as many digits as it takes.
     public var rfc3339: String {
-        let ms = ((milliseconds % 1000) + 1000) % 1000
-        let totalSeconds = (milliseconds - ms) / 1000
+        // Floor division, without `milliseconds - ms` (which overflows near `Int64.min`).
+        let remainder = milliseconds % 1000
+        let ms = remainder < 0 ? remainder + 1000 : remainder
+        let totalSeconds = milliseconds / 1000 - (remainder < 0 ? 1 : 0)
         let secondsOfDay = ((totalSeconds % 86_400) + 86_400) % 86_400
         let days = (totalSeconds - secondsOfDay) / 86_400
         let (y, m, d) = Timestamp.civil(fromDays: days)
