@@ -178,8 +178,9 @@ typedef struct wf_error {
  * A store file written by a newer library is refused with WF_ESTORE
  * ("storeTooNew"); an older one is migrated in place. Commits a killed
  * process left in the store's journal are written to their tables before
- * this returns; a damaged journal, or rows changed behind the engine's
- * back, is WF_ESTORE ("storeCorrupt"). A file store at PATH is the files
+ * this returns; a damaged journal, rows changed behind the engine's back,
+ * or a file SQLite finds damaged or not a database, is WF_ESTORE
+ * ("storeCorrupt"). A file store at PATH is the files
  * PATH, PATH-wal, PATH-shm (SQLite's) and PATH-wfjournal (the engine's
  * journal): copy or remove them together, with no engine open on them.
  *

@@ -38,20 +38,26 @@ extension Engine {
         state.jobsToCancel = snapshot.meta[MetaKey.jobsToCancel]?.objectValue ?? [:]
 
         for stored in snapshot.templates {
-            do {
-                let json = try JSON(parsing: stored.canonicalText)
-                // Stored templates are self-contained (ports materialised), so they compile the
-                // same whatever the tool catalogue says today.
-                guard let template = TemplateCompiler.compile(json, tools: [:], storedEarlier: true).template else {
-                    throw EngineError.internal("stored template \(stored.templateId) no longer validates")
-                }
-                let registered = RegisteredTemplate(stored: stored, graph: TemplateGraph(template: template))
-                state.templates[stored.templateId] = registered
-                state.templateOrder.append(stored.templateId)
-                state.templateByText[stored.canonicalText] = stored.templateId
-            } catch {
-                throw EngineError(.store, "storeCorrupt", "template \(stored.templateId) cannot be read: \(error)")
+            func corrupt(_ why: String) -> EngineError {
+                EngineError(.store, "storeCorrupt", "template \(stored.templateId) in the store cannot be read: \(why)",
+                            details: ["templateId": .string(stored.templateId)])
             }
+            let json: JSON
+            do {
+                json = try JSON(parsing: stored.canonicalText)
+            } catch {
+                throw corrupt("\(error)")
+            }
+            // Stored templates are self-contained (ports materialised), so they compile the
+            // same whatever the tool catalogue says today.
+            let compiled = TemplateCompiler.compile(json, tools: [:], storedEarlier: true)
+            guard let template = compiled.template else {
+                throw corrupt("it no longer validates (\(compiled.errors.first.map { "\($0.code): \($0.message)" } ?? "no template"))")
+            }
+            let registered = RegisteredTemplate(stored: stored, graph: TemplateGraph(template: template))
+            state.templates[stored.templateId] = registered
+            state.templateOrder.append(stored.templateId)
+            state.templateByText[stored.canonicalText] = stored.templateId
         }
         for tool in snapshot.tools { state.tools[tool.spec.kind] = tool }
         state.providerDefaults = snapshot.providerDefaults

@@ -580,10 +580,10 @@ final class UnitOfWork {
 extension EngineError {
     /// A failed read of the store: `storeInUse` when another engine owns the file now (a read
     /// may first write the store's journal to its tables), `storeCorrupt` when it holds what the
-    /// engine never writes, else `storeReadFailed`.
+    /// engine never writes or SQLite finds the file damaged, else `storeReadFailed`.
     static func storeRead(_ error: Error, _ what: String) -> EngineError {
-        if let e = error as? StoreError, e.code == "storeInUse" || e.code == "storeCorrupt" {
-            return EngineError(.store, e.code, "\(what): \(e.message)")
+        if let code = StoreError.code(of: error), code == "storeInUse" || code == "storeCorrupt" {
+            return EngineError(.store, code, "\(what): \((error as? StoreError)?.message ?? "\(error)")")
         }
         return EngineError(.store, "storeReadFailed", "\(what): \(error)")
     }

@@ -20,6 +20,17 @@ public struct StoreError: Error, CustomStringConvertible {
     }
     public var description: String { "\(code): \(message)" }
 
+    /// The condition a failure of the store names: a `StoreError`'s own code; `storeCorrupt` for
+    /// SQLite's "database disk image is malformed" and "file is not a database" (a damaged
+    /// file); nil for anything else (an I/O error, a full disk).
+    public static func code(of error: Error) -> String? {
+        if let e = error as? StoreError { return e.code }
+        if let e = error as? DatabaseError, e.resultCode == .SQLITE_CORRUPT || e.resultCode == .SQLITE_NOTADB {
+            return "storeCorrupt"
+        }
+        return nil
+    }
+
     /// Another engine opened the store at `path` after the one failing: its commits are refused
     /// (the store's tables and its journal alike), so that they never overwrite the other's.
     static func storeInUse(_ path: String) -> StoreError {
@@ -161,7 +172,7 @@ public final class SQLiteStore: EngineStore {
             throw e
         } catch {
             close()
-            throw StoreError(code: "storeOpenFailed", message: "cannot open the store at \(path): \(error)")
+            throw StoreError(code: StoreError.code(of: error) ?? "storeOpenFailed", message: "cannot open the store at \(path): \(error)")
         }
     }
 

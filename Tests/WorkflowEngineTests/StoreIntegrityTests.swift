@@ -205,6 +205,46 @@ final class StoreIntegrityTests: XCTestCase {
         b.close()
     }
 
+    func testAFileThatIsNotADatabaseIsRefusedAsCorrupt() throws {
+        try Data(repeating: 0x5A, count: 8192).write(to: URL(fileURLWithPath: path))
+        XCTAssertThrowsError(try open()) { error in
+            XCTAssertEqual((error as? EngineError)?.status, .store)
+            XCTAssertEqual((error as? EngineError)?.code, "storeCorrupt", "\(error)")
+        }
+    }
+
+    func testAStoreWhosePagesSQLiteFindsMalformedIsRefusedAsCorrupt() throws {
+        let a = try open()
+        _ = try startedWorkflow(a)
+        a.close()
+        // Every b-tree page after the schema's gets a page type SQLite does not know.
+        let handle = try XCTUnwrap(FileHandle(forUpdatingAtPath: path))
+        let size = try handle.seekToEnd()
+        for page in stride(from: UInt64(4096), to: size, by: 4096) {
+            try handle.seek(toOffset: page)
+            try handle.write(contentsOf: Data([0x7F]))
+        }
+        try handle.close()
+        XCTAssertThrowsError(try open()) { error in
+            XCTAssertEqual((error as? EngineError)?.status, .store)
+            XCTAssertEqual((error as? EngineError)?.code, "storeCorrupt", "\(error)")
+        }
+    }
+
+    func testATemplateRowThatNoLongerValidatesIsRefusedNamingTheTemplate() throws {
+        let a = try open()
+        _ = try startedWorkflow(a, run: false)
+        a.close()
+        try tamper("UPDATE templates SET canonical = replace(canonical, '\"Up\"', '\"\"')")
+        XCTAssertThrowsError(try open()) { error in
+            let e = error as? EngineError
+            XCTAssertEqual(e?.code, "storeCorrupt")
+            XCTAssertEqual(e?.details["templateId"], "tpl-1")
+            XCTAssertTrue(e?.message.hasPrefix("template tpl-1 in the store cannot be read: it no longer validates (") == true,
+                          e?.message ?? "\(error)")
+        }
+    }
+
     func testACounterPushedToItsLimitIsRefusedAsCorruptNotAnOverflow() throws {
         let a = try open()
         _ = try startedWorkflow(a)
