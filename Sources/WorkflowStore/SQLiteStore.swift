@@ -229,7 +229,18 @@ public final class SQLiteStore: EngineStore {
 
     // MARK: Loading
 
+    /// Everything an open reads. Its queries are fixed, so SQLite's "no such table" or "no such
+    /// column" here can only mean tables the migrations did not make (a damaged schema, another
+    /// program's file): `storeCorrupt`.
     public func loadSnapshot() throws -> StoreSnapshot {
+        do {
+            return try readSnapshot()
+        } catch let e as DatabaseError where e.resultCode == .SQLITE_ERROR {
+            throw StoreError(code: "storeCorrupt", message: "the store's tables are not the ones the engine made: \(e.message ?? "\(e)")")
+        }
+    }
+
+    private func readSnapshot() throws -> StoreSnapshot {
         try foldIf(journalHoldsRows)
         return try connection().read { db in
             var s = StoreSnapshot()
@@ -268,10 +279,10 @@ public final class SQLiteStore: EngineStore {
                     workflowId: row[0], seq: row[1], templateId: row[2], title: row[3],
                     status: WorkflowStatus(rawValue: try row[4]) ?? .active, archived: row[5],
                     createdAt: Timestamp(milliseconds: row[6]), updatedAt: Timestamp(milliseconds: row[7]),
-                    stepsDone: row[8], stepsTotal: row[9], awaitCount: row[10], hasBlockingAwait: row[11],
-                    searchText: row[12], nextDeadline: deadline.map { Timestamp(milliseconds: $0) },
-                    queuedRemote: row[14], queuedLocal: row[15], runningRemote: row[16], runningLocal: row[17],
-                    inboxCount: row[18]))
+                    stepsDone: row.count(8), stepsTotal: row.count(9), awaitCount: row.count(10),
+                    hasBlockingAwait: row[11], searchText: row[12], nextDeadline: deadline.map { Timestamp(milliseconds: $0) },
+                    queuedRemote: row.count(14), queuedLocal: row.count(15), runningRemote: row.count(16),
+                    runningLocal: row.count(17), inboxCount: row.count(18)))
             }
             for row in try StoredRow.fetchAll(db, "effects", sql: "SELECT seq, effectId, type, answerKey, taken, data FROM effects ORDER BY seq") {
                 let text: String = try row[5]
@@ -281,7 +292,8 @@ public final class SQLiteStore: EngineStore {
             }
             for row in try StoredRow.fetchAll(db, "cache_entries", sql: "SELECT assetId, variant, bytes, lastUsedAt, pinned, useOrder FROM cache_entries") {
                 s.cacheEntries.append(try CacheEntry(assetId: row[0], variant: CacheVariant(rawValue: try row[1]) ?? .preview,
-                                                 bytes: row[2], lastUsedAt: Timestamp(milliseconds: row[3]), pinned: row[4],
+                                                 bytes: Int64(row.count(2, max: CachePolicy.maxEntryBytes)),
+                                                 lastUsedAt: Timestamp(milliseconds: row[3]), pinned: row[4],
                                                  useOrder: row[5]))
             }
             for row in try StoredRow.fetchAll(db, "runs", sql: """

@@ -33,6 +33,20 @@ struct StoredRow {
         }
     }
 
+    /// Column `index`'s count, which the engine keeps within `0 ... max`: anything else (a
+    /// negative count, one that sums past `Int64.max`) is `storeCorrupt` before arithmetic on it
+    /// can trap.
+    func count(_ index: Int, max: Int64 = Int64(Int32.max)) throws -> Int {
+        let value: Int64 = try self[index]
+        guard (0...max).contains(value) else {
+            throw StoreError(code: "storeCorrupt", message: """
+                the store's \(table) table holds \(value) in column \(Array(row.columnNames)[index]), where the \
+                engine writes 0 … \(max): the store was changed by something else than the engine
+                """)
+        }
+        return Int(value)
+    }
+
     static func wrongType(table: String, column: String, found: DatabaseValue) -> StoreError {
         let kind = switch found.storage {
         case .null: "NULL"

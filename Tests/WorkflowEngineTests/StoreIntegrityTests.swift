@@ -152,12 +152,21 @@ final class StoreIntegrityTests: XCTestCase {
     /// SQLite keeps text in an integer column if something else than the engine puts it there;
     /// GRDB's row subscripts trap on it (found by damaging stores at random and reading them
     /// through the C ABI): each such value, in every table the engine reads when it opens, is
-    /// refused as corrupt, naming the table and the column.
-    func testAValueOfTheWrongTypeInAColumnTheEngineReadsAtOpenIsRefusedAsCorruptNotACrash() throws {
-        let damage: [(table: String, column: String)] = [
+    /// refused as corrupt, naming the table and the column. So are counts the engine keeps
+    /// within 0 … 2^31 − 1 (a negative one, or one whose sum overflows, trapped in the
+    /// scheduler's totals), cached sizes past 2^53 − 1, and tables missing a column.
+    func testWhatTheEngineNeverWritesInAColumnItReadsAtOpenIsRefusedAsCorruptNotACrash() throws {
+        var damage: [(sql: String, message: String)] = [
             ("workflows", "queuedLocal"), ("workflows", "updatedAt"), ("workflows", "archived"),
             ("templates", "seq"), ("tools", "registeredAt"), ("effects", "taken"),
             ("cache_entries", "useOrder"), ("cache_entries", "bytes"),
+        ].map { ("UPDATE \($0) SET \($1) = 'x'", "\($0) table holds text in column \($1)") }
+        damage += [
+            ("UPDATE workflows SET queuedLocal = -9223372036854775808", "workflows table holds -9223372036854775808 in column queuedLocal"),
+            ("UPDATE workflows SET runningLocal = 9223372036854775807", "workflows table holds 9223372036854775807 in column runningLocal"),
+            ("UPDATE workflows SET awaitCount = -1", "workflows table holds -1 in column awaitCount, where the engine writes 0 … 2147483647"),
+            ("UPDATE cache_entries SET bytes = -9223372036854775808", "cache_entries table holds -9223372036854775808 in column bytes"),
+            ("ALTER TABLE workflows RENAME COLUMN runningLocal TO running", "tables are not the ones the engine made: no such column: runningLocal"),
         ]
         let a = try open()
         let wf = try startedWorkflow(a)  // a workflow with a local run
@@ -173,15 +182,14 @@ final class StoreIntegrityTests: XCTestCase {
             for file in Engine.storeFiles(path) { try? FileManager.default.removeItem(atPath: file) }
             for (file, data) in zip(files, sound) { try data.write(to: URL(fileURLWithPath: file)) }
         }
-        for (table, column) in damage {
+        for (sql, message) in damage {
             try restore()
-            try tamper("UPDATE \(table) SET \(column) = 'x'")
-            XCTAssertThrowsError(try open(), "\(table).\(column)") { error in
+            try tamper(sql)
+            XCTAssertThrowsError(try open(), sql) { error in
                 let e = error as? EngineError
-                XCTAssertEqual(e?.status, .store, "\(table).\(column)")
-                XCTAssertEqual(e?.code, "storeCorrupt", "\(table).\(column)")
-                XCTAssertTrue(e?.message.contains("\(table) table holds text in column \(column)") == true,
-                              e?.message ?? "\(error)")
+                XCTAssertEqual(e?.status, .store, sql)
+                XCTAssertEqual(e?.code, "storeCorrupt", sql)
+                XCTAssertTrue(e?.message.contains(message) == true, "\(sql): \(e?.message ?? "\(error)")")
             }
         }
         try restore()
