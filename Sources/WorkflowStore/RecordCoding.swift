@@ -7,6 +7,12 @@ enum RecordCoding {
     // MARK: Helpers
 
     static func ms(_ t: Timestamp?) -> JSON { t.map { .int($0.milliseconds) } ?? .null }
+    /// A stored count (attempts, failures, polls), kept within 0 … 2^31 − 1 like every count the
+    /// engine writes: a damaged record's huge value must not overflow the next `+ 1`.
+    static func count(_ j: JSON?, default value: Int = 0) -> Int {
+        guard let v = j?.intValue else { return value }
+        return Int(min(max(v, 0), Int64(Int32.max)))
+    }
     static func time(_ j: JSON?) -> Timestamp? {
         guard let j, let v = j.intValue else {
             if let s = j?.stringValue { return Timestamp(rfc3339: s) }
@@ -78,7 +84,7 @@ enum RecordCoding {
             params: o["params"]?.objectValue ?? [:], bindings: portMap(o["bindings"]),
             inputSelections: portMap(o["inputSelections"]), outputs: portMap(o["outputs"]),
             currentRunId: o["currentRunId"]?.stringValue, lastError: error(o["lastError"]),
-            attempts: Int(o["attempts"]?.intValue ?? 0), updatedAt: time(o["updatedAt"]) ?? Timestamp(milliseconds: 0))
+            attempts: count(o["attempts"]), updatedAt: time(o["updatedAt"]) ?? Timestamp(milliseconds: 0))
     }
 
     // MARK: Runs
@@ -119,7 +125,7 @@ enum RecordCoding {
 
     static func decodeRun(runId: String, nodeId: String, _ j: JSON) -> Run {
         let o = j.objectValue ?? [:]
-        var r = Run(runId: runId, nodeId: nodeId, number: Int(o["number"]?.intValue ?? 1),
+        var r = Run(runId: runId, nodeId: nodeId, number: count(o["number"], default: 1),
                     mode: RunMode(rawValue: o["mode"]?.stringValue ?? "") ?? .local,
                     kind: o["kind"]?.stringValue ?? "",
                     trigger: RunTrigger(rawValue: o["trigger"]?.stringValue ?? "") ?? .run,
@@ -128,20 +134,20 @@ enum RecordCoding {
                     idempotencyKey: o["idempotencyKey"]?.stringValue ?? runId,
                     createdAt: time(o["createdAt"]) ?? Timestamp(milliseconds: 0))
         r.jobId = o["jobId"]?.stringValue
-        r.submitAttempts = Int(o["submitAttempts"]?.intValue ?? 0)
-        r.submitFailures = Int(o["submitFailures"]?.intValue ?? 0)
+        r.submitAttempts = count(o["submitAttempts"])
+        r.submitFailures = count(o["submitFailures"])
         r.nextAttemptAt = time(o["nextAttemptAt"])
         r.nextPollAt = time(o["nextPollAt"])
-        r.pollCount = Int(o["pollCount"]?.intValue ?? 0)
-        r.pollFailures = Int(o["pollFailures"]?.intValue ?? 0)
+        r.pollCount = count(o["pollCount"])
+        r.pollFailures = count(o["pollFailures"])
         r.providerStatus = o["providerStatus"]?.stringValue
         r.progress = o["progress"]?.doubleValue
         r.logTail = o["logTail"]?.arrayValue?.compactMap(\.stringValue) ?? []
         r.outputs = portMap(o["outputs"])
         r.pendingDownloads = portMap(o["pendingDownloads"])
-        r.downloadFailures = Int(o["downloadFailures"]?.intValue ?? 0)
+        r.downloadFailures = count(o["downloadFailures"])
         r.nextDownloadAt = time(o["nextDownloadAt"])
-        r.cancelFailures = Int(o["cancelFailures"]?.intValue ?? 0)
+        r.cancelFailures = count(o["cancelFailures"])
         r.nextCancelAt = time(o["nextCancelAt"])
         r.holdsSlot = o["holdsSlot"]?.boolValue ?? false
         r.startedAt = time(o["startedAt"])
@@ -197,7 +203,7 @@ enum RecordCoding {
             notificationBody: o["notificationBody"]?.stringValue ?? "")
         a.status = AwaitStatus(rawValue: o["status"]?.stringValue ?? "") ?? .pending
         a.snoozeUntil = time(o["snoozeUntil"])
-        a.snoozeCount = Int(o["snoozeCount"]?.intValue ?? 0)
+        a.snoozeCount = count(o["snoozeCount"])
         if case let .object(c)? = o["claim"], let claimant = c["claimant"]?.stringValue,
             let lease = time(c["leaseExpiresAt"])
         {

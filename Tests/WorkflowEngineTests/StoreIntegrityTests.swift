@@ -213,6 +213,21 @@ final class StoreIntegrityTests: XCTestCase {
         b.close()
     }
 
+    /// Records decode forgivingly, so a count no engine writes (a node's attempts at Int64.max,
+    /// found by damaged stores) loads; it is kept within 0 … 2^31 − 1, so the next run's
+    /// `attempts + 1` does not overflow.
+    func testAHugeCountInARecordLoadsWithinRangeAndTheNextRunDoesNotOverflow() throws {
+        let a = try open()
+        let wf = try startedWorkflow(a, run: false)
+        a.close()
+        try tamper("UPDATE nodes SET data = json_set(data, '$.attempts', 9223372036854775807)")
+        let b = try open()
+        try b.callOrThrow("node.run", ["workflowId": .string(wf), "nodeId": "up"])
+        XCTAssertEqual(try b.callOrThrow("node.get", ["workflowId": .string(wf), "nodeId": "up"])["attempts"],
+                       .int(Int64(Int32.max) + 1))
+        b.close()
+    }
+
     func testAFileThatIsNotADatabaseIsRefusedAsCorrupt() throws {
         try Data(repeating: 0x5A, count: 8192).write(to: URL(fileURLWithPath: path))
         XCTAssertThrowsError(try open()) { error in
