@@ -291,7 +291,10 @@ public final class SQLiteStore: EngineStore {
                                         taken: row[4], isDurable: true))
             }
             for row in try StoredRow.fetchAll(db, "cache_entries", sql: "SELECT assetId, variant, bytes, lastUsedAt, pinned, useOrder FROM cache_entries") {
-                s.cacheEntries.append(try CacheEntry(assetId: row[0], variant: CacheVariant(rawValue: try row[1]) ?? .preview,
+                // A variant this library does not know (a newer one's, or damage) is left out: read
+                // as a preview it would stand in for the asset's real preview entry.
+                guard let variant = CacheVariant(rawValue: try row[1]) else { continue }
+                s.cacheEntries.append(try CacheEntry(assetId: row[0], variant: variant,
                                                  bytes: Int64(row.count(2, max: CachePolicy.maxEntryBytes)),
                                                  lastUsedAt: Timestamp(milliseconds: row[3]), pinned: row[4],
                                                  useOrder: row[5]))

@@ -228,6 +228,26 @@ final class StoreIntegrityTests: XCTestCase {
         b.close()
     }
 
+    /// A cache entry of a variant this library does not know used to load as a preview, and took
+    /// the place of the asset's real preview entry (its size, its purge time) when it was read
+    /// after it (rows come in variant order: "xlarge" after "preview").
+    func testACacheEntryOfAnUnknownVariantIsLeftOutAndTheRealPreviewKept() throws {
+        let a = try open()
+        let asset = try a.callOrThrow("asset.import", ["type": "ImageRef", "uri": "file:///cat.png"])["assetId"]!
+        try a.callOrThrow("cache.record", ["assetId": asset, "variant": "preview", "bytes": 20])
+        try a.callOrThrow("clock.advance", ["seconds": 60])
+        try a.callOrThrow("cache.record", ["assetId": asset, "variant": "thumbnail", "bytes": 10])
+        a.close()
+        try tamper("UPDATE cache_entries SET variant = 'xlarge' WHERE variant = 'thumbnail'")
+        let b = try open()
+        let entries = try b.callOrThrow("cache.entries")["entries"]
+        XCTAssertEqual(entries?.arrayValue?.count, 1, "\(String(describing: entries))")
+        XCTAssertEqual(entries?[0]?["variant"], "preview")
+        XCTAssertEqual(entries?[0]?["bytes"], 20)
+        XCTAssertEqual(entries?[0]?["lastUsedAt"], "2026-01-01T00:00:00.000Z")
+        b.close()
+    }
+
     func testAFileThatIsNotADatabaseIsRefusedAsCorrupt() throws {
         try Data(repeating: 0x5A, count: 8192).write(to: URL(fileURLWithPath: path))
         XCTAssertThrowsError(try open()) { error in
