@@ -6,7 +6,9 @@ SQLite's log). Each seed damages a copy as another program or a failing disk wou
 table set to a value of another type or to its record text bent (a member dropped or changed,
 bytes cut), a row deleted, bits flipped in the SQLite file or in the engine's journal. A child
 process then opens it through the C ABI and reads everything a host can (every workflow, node,
-run, asset, template and await), takes and answers the effects, and moves the clock on.
+run, asset, template and await), changes what it can (runs, cancels and retries nodes; archives,
+duplicates and deletes workflows; claims, snoozes and skips awaits; touches and pins cached
+files), answers the effects, and moves the clock on eight days.
 
 It must either refuse the store with ``WF_ESTORE storeCorrupt`` or open it; every call must
 answer with a result or a structured error other than ``WF_EINTERNAL``; and the process must
@@ -48,7 +50,7 @@ ODD_VALUES: list[Any] = [0, -1, 2**31, -(2**63), 2**63 - 1, 1.5, "", "x", "null"
                          "succeeded", "wf-1", "run-1", "as-1"]
 
 READER = r"""
-import json, sys
+import json, random, sys
 from workflow_engine import EINTERNAL, ESTORE, Engine, WorkflowError
 
 try:
@@ -75,18 +77,52 @@ for row in rows:
     wf = row.get("workflowId")
     call("workflow.detail", {"workflowId": wf})
     for node in call("workflow.get", {"workflowId": wf}).get("nodes", []):
-        for op in ("node.get", "node.history", "node.inputCandidates"):
-            call(op, {"workflowId": wf, "nodeId": node["nodeId"]})
+        at = {"workflowId": wf, "nodeId": node["nodeId"]}
+        call("node.get", at)
+        for port in {port for run in call("node.history", at).get("runs", []) for port in run.get("inputs") or {}}:
+            call("node.inputCandidates", {**at, "port": port})
         for asset in (node.get("outputs") or {}).values():
             call("asset.get", {"assetId": asset})
     call("workflow.runAllReady", {"workflowId": wf})
 for template in call("template.list").get("templates", []):
     call("template.export", {"templateId": template["templateId"]})
-for item in call("await.list").get("awaits", []):
+awaits = call("await.list")
+every_await = [item for section in ("pending", "snoozed", "done") for item in awaits.get(section, [])]
+for item in every_await:
     call("await.get", {"awaitId": item["awaitId"]})
+# Then change what can be changed: each node run, retried, cancelled or its params set; each
+# workflow duplicated, archived, made active, paused or deleted; awaits claimed, snoozed or
+# skipped; cached files touched and pinned; the effects answered.
+rnd = random.Random(len(rows))
+for row in rows:
+    wf = {"workflowId": row.get("workflowId")}
+    for node in call("workflow.get", wf).get("nodes", []):
+        op = rnd.choice(["node.run", "node.retry", "node.cancel", "node.rerunLatest", "node.setParams"])
+        call(op, {**wf, "nodeId": node["nodeId"], **({"params": {"x": 1}} if op == "node.setParams" else {})})
+    op = rnd.choice(["workflow.duplicate", "workflow.archive", "workflow.setActive", "workflow.setPolling",
+                     "workflow.delete"])
+    call(op, {**wf, **({"archived": True} if op == "workflow.archive" else {}),
+              **({"paused": True} if op == "workflow.setPolling" else {})})
+for item in every_await:
+    op = rnd.choice(["await.claim", "await.snooze", "await.skip"])
+    call(op, {"awaitId": item["awaitId"], **({"claimant": "host"} if op == "await.claim" else {})})
+for entry in call("cache.entries").get("entries", []):
+    call("cache.touch", {"assetId": entry["assetId"], "variant": entry["variant"]})
+    call("asset.pin", {"assetId": entry["assetId"], "pinned": True})
 for effect in call("effects.take").get("effects", []):
-    if effect.get("type") == "local.run":
+    kind = effect.get("type")
+    if kind == "local.run":
         call("local.completed", {"runId": effect["runId"], "error": {"code": "E", "message": "damaged"}})
+    elif kind == "remote.submit":
+        call("job.submitted", {"runId": effect["runId"], "jobId": "job-" + effect["runId"]})
+    elif kind == "remote.poll":
+        call("job.update", {"jobId": effect["jobId"], "status": "succeeded", "outputs": {}})
+    elif kind == "remote.download":
+        call("job.transportError", {"runId": effect["runId"], "httpStatus": 503})
+# Polls of jobs still in flight would fire every 10 s for the 8 days: paused, so the day
+# timers (retention, expiry, purge) are what fires.
+for row in call("workflow.list", {"includeArchived": True}).get("rows", []):
+    call("workflow.setPolling", {"workflowId": row["workflowId"], "paused": True})
 call("clock.advance", {"seconds": 8 * 86400})
 call("assets.gc")
 call("cache.freeUpSpace")
