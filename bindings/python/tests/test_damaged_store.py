@@ -109,16 +109,18 @@ for item in every_await:
 for entry in call("cache.entries").get("entries", []):
     call("cache.touch", {"assetId": entry["assetId"], "variant": entry["variant"]})
     call("asset.pin", {"assetId": entry["assetId"], "pinned": True})
+# An effect kept in the store is handed out as it was stored: a damaged one may lack members
+# or hold other types, and is answered with whatever it holds.
 for effect in call("effects.take").get("effects", []):
-    kind = effect.get("type")
+    kind, run, job = effect.get("type"), effect.get("runId"), effect.get("jobId")
     if kind == "local.run":
-        call("local.completed", {"runId": effect["runId"], "error": {"code": "E", "message": "damaged"}})
+        call("local.completed", {"runId": run, "error": {"code": "E", "message": "damaged"}})
     elif kind == "remote.submit":
-        call("job.submitted", {"runId": effect["runId"], "jobId": "job-" + effect["runId"]})
+        call("job.submitted", {"runId": run, "jobId": f"job-{run}"})
     elif kind == "remote.poll":
-        call("job.update", {"jobId": effect["jobId"], "status": "succeeded", "outputs": {}})
+        call("job.update", {"jobId": job, "status": "succeeded", "outputs": {}})
     elif kind == "remote.download":
-        call("job.transportError", {"runId": effect["runId"], "httpStatus": 503})
+        call("job.transportError", {"runId": run, "httpStatus": 503})
 # Polls of jobs still in flight would fire every 10 s for the 8 days: paused, so the day
 # timers (retention, expiry, purge) are what fires.
 for row in call("workflow.list", {"includeArchived": True}).get("rows", []):
