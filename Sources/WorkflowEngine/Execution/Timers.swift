@@ -2,8 +2,9 @@ import WorkflowCore
 import WorkflowStore
 
 extension Engine {
-    /// Fires every timer due at or before `target`, in time order (ties: older workflows first),
-    /// moving the call's clock to each deadline as it fires. Returns how many fired.
+    /// Fires every timer due at or before `target`, in time order (ties: older workflows first;
+    /// at one instant workflow timers, then cache timers, then job cancels), moving the call's
+    /// clock to each deadline as it fires. Returns how many fired.
     ///
     /// Firing a timer must move its deadline past the instant it fired at. A timer that fires
     /// again and again at one instant would hold the call forever; after
