@@ -5,8 +5,8 @@ import GRDB
 /// SQLite keeps whatever a column is given: a program other than the engine (or a damaged
 /// file) can leave text in an integer column. GRDB's `row[i]` traps on such a value (its
 /// subscript is a `try!`), which through the C ABI would kill the host; reading through this
-/// throws `storeCorrupt` instead, naming the table and the column, not the value (it may be
-/// personal data).
+/// throws `storeCorrupt` instead, naming the table and the column (and a count's number), never
+/// a text value (it may be personal data).
 struct StoredRow {
     let row: Row
     let table: String
