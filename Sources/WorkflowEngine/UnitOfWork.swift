@@ -186,8 +186,9 @@ final class UnitOfWork {
     }
 
     /// A workflow read from the store must fit its template: one node per template node, in
-    /// order, and every run and await on one of them. A store changed behind the engine's back
-    /// (rows deleted, a template gone) is `WF_ESTORE storeCorrupt`, never a crash later.
+    /// order, every run and await on one of them, and each node's current run its own (and
+    /// succeeded if the node did). A store changed behind the engine's back (rows deleted, a
+    /// template gone, records edited) is `WF_ESTORE storeCorrupt`, never a crash later.
     private func checkLoaded(_ w: Workflow) throws(EngineError) {
         func corrupt(_ why: String) -> EngineError {
             EngineError(.store, "storeCorrupt", "workflow \(w.workflowId) in the store is damaged: \(why)",
@@ -205,6 +206,20 @@ final class UnitOfWork {
         }
         for a in w.awaits where graph.index[a.nodeId] == nil {
             throw corrupt("await \(a.awaitId) is of node '\(a.nodeId)', which its template does not have")
+        }
+        // A node's current run is one of its own runs, and a succeeded node's has succeeded: the
+        // rules start from both (a record edited into a succeeded node whose run failed made a
+        // later call fail on an illegal transition).
+        var runs: [String: Run] = [:]
+        for run in w.runs { runs[run.runId] = run }
+        for node in w.nodes {
+            guard let id = node.currentRunId else { continue }
+            guard let run = runs[id], run.nodeId == node.nodeId else {
+                throw corrupt("node '\(node.nodeId)' names run \(id) as its current run, which is not one of its runs")
+            }
+            if node.state == .succeeded, run.status != .succeeded {
+                throw corrupt("node '\(node.nodeId)' succeeded, but its current run \(id) is \(run.status.rawValue)")
+            }
         }
     }
 

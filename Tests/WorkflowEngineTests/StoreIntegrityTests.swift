@@ -248,6 +248,42 @@ final class StoreIntegrityTests: XCTestCase {
         b.close()
     }
 
+    /// Found by damaged stores: a run's status edited into a value that no longer reads (it
+    /// decodes as failed) under a succeeded node made a later call fail on an illegal
+    /// transition (`WF_EINTERNAL`). Such a workflow, or one whose node names another node's
+    /// run, is damaged: `storeCorrupt` when read, and left out of calls over every workflow.
+    func testANodeWhoseCurrentRunContradictsItIsCorruptWhenRead() throws {
+        let damage = [
+            "UPDATE runs SET data = json_set(data, '$.status', 'succe}ded')",
+            "UPDATE nodes SET data = json_set(data, '$.currentRunId', 'run-999')",
+        ]
+        let a = try open()
+        let wf = try startedWorkflow(a)
+        let run = try a.callOrThrow("node.get", ["workflowId": .string(wf), "nodeId": "up"])["runId"]!
+        try a.callOrThrow("local.completed", ["runId": run, "outputs": ["text": ["type": "TextRef", "uri": "file:///u"]]])
+        XCTAssertEqual(try a.callOrThrow("node.get", ["workflowId": .string(wf), "nodeId": "up"])["state"], "succeeded")
+        let sound = try a.callOrThrow("workflow.duplicate", ["workflowId": .string(wf)])["workflowId"]!
+        a.close()
+        let files = Engine.storeFiles(path).filter { FileManager.default.fileExists(atPath: $0) }
+        let kept = try files.map { try Data(contentsOf: URL(fileURLWithPath: $0)) }
+        for sql in damage {
+            for file in Engine.storeFiles(path) { try? FileManager.default.removeItem(atPath: file) }
+            for (file, data) in zip(files, kept) { try data.write(to: URL(fileURLWithPath: file)) }
+            try tamper(sql + " WHERE workflowId = '\(wf)'")
+            let b = try open()
+            guard case let .failure(e) = b.call("workflow.runAllReady", ["workflowId": .string(wf)]) else {
+                return XCTFail("\(sql): used a damaged workflow")
+            }
+            XCTAssertEqual(e.code, "storeCorrupt", "\(sql): \(e)")
+            XCTAssertEqual(e.details["workflowId"], .string(wf))
+            // Calls over every workflow leave it out (re-gating them all when a tool changes).
+            try b.callOrThrow("tool.register", ["kind": "Up", "inputs": ["text": "TextRef"], "outputs": ["text": "TextRef"],
+                                                "defaults": ["v": 2]])
+            XCTAssertEqual(try b.callOrThrow("workflow.get", ["workflowId": sound])["workflowId"], sound)
+            b.close()
+        }
+    }
+
     func testAFileThatIsNotADatabaseIsRefusedAsCorrupt() throws {
         try Data(repeating: 0x5A, count: 8192).write(to: URL(fileURLWithPath: path))
         XCTAssertThrowsError(try open()) { error in
