@@ -529,7 +529,15 @@ public final class SQLiteStore: EngineStore {
     /// lacks (a power loss took it) are dropped, with every entry after them. Then a new, empty
     /// journal takes the old one's place.
     private func replay(_ journal: JournalFile, into main: StoreConnection, backlog: JournalBacklog) throws {
-        func meta(_ key: String) throws -> Int64 { try main.metaValue(key).flatMap { Int64($0) } ?? 0 }
+        // Entry numbers and commit counts the engine wrote stay far below 2^53; anything else was
+        // written by another program, and would overflow the numbering that goes on from it.
+        func meta(_ key: String) throws -> Int64 {
+            guard let text = try main.metaValue(key) else { return 0 }
+            guard let value = Int64(text), (0...(Int64(1) << 53)).contains(value) else {
+                throw StoreError(code: "storeCorrupt", message: "the store's \(key) is not an entry count: \(text.prefix(40))")
+            }
+            return value
+        }
         let folded = try meta(JournalBacklog.foldedThroughKey)
         directCommits = try meta(JournalBacklog.directCommitsKey)
         var replayed = PendingRows()

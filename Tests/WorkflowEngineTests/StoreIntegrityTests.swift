@@ -154,7 +154,8 @@ final class StoreIntegrityTests: XCTestCase {
     /// through the C ABI): each such value, in every table the engine reads when it opens, is
     /// refused as corrupt, naming the table and the column. So are counts the engine keeps
     /// within 0 … 2^31 − 1 (a negative one, or one whose sum overflows, trapped in the
-    /// scheduler's totals), cached sizes past 2^53 − 1, and tables missing a column.
+    /// scheduler's totals), cached sizes past 2^53 − 1, tables missing a column, and journal
+    /// entry counts past 2^53.
     func testWhatTheEngineNeverWritesInAColumnItReadsAtOpenIsRefusedAsCorruptNotACrash() throws {
         var damage: [(sql: String, message: String)] = [
             ("workflows", "queuedLocal"), ("workflows", "updatedAt"), ("workflows", "archived"),
@@ -167,6 +168,10 @@ final class StoreIntegrityTests: XCTestCase {
             ("UPDATE workflows SET awaitCount = -1", "workflows table holds -1 in column awaitCount, where the engine writes 0 … 2147483647"),
             ("UPDATE cache_entries SET bytes = -9223372036854775808", "cache_entries table holds -9223372036854775808 in column bytes"),
             ("ALTER TABLE workflows RENAME COLUMN runningLocal TO running", "tables are not the ones the engine made: no such column: runningLocal"),
+            // The journal's numbering goes on from these: Int64.max overflowed it.
+            ("UPDATE meta SET value = '9223372036854775807' WHERE key = 'journal.foldedThrough'",
+             "journal.foldedThrough is not an entry count"),
+            ("UPDATE meta SET value = '-1' WHERE key = 'journal.directCommits'", "journal.directCommits is not an entry count"),
         ]
         let a = try open()
         let wf = try startedWorkflow(a)  // a workflow with a local run
