@@ -5,7 +5,6 @@ behaves as FORMAT.md and runner-cases/README.md say."""
 
 from __future__ import annotations
 
-import glob
 import json
 import os
 import subprocess
@@ -159,9 +158,20 @@ def test_crash_reopen_keeps_the_old_engine_alive() -> None:
     assert not conformance._ABANDONED[-1].closed
 
 
-def test_temporary_store_and_its_wal_are_removed() -> None:
-    pattern = os.path.join(tempfile.gettempdir(), "wf-conformance-*")
-    before = set(glob.glob(pattern))
+def test_temporary_store_and_its_wal_are_removed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only this fixture's own files are looked at: engines earlier tests abandoned with
+    `{"reopen": "crash"}` stay alive in this process, and their folder threads can write their
+    own (already deleted) temporary stores again at any moment."""
+    made: list[str] = []
+    engine_config = conformance._engine_config
+
+    def recording(config: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
+        config, path = engine_config(config)
+        if path is not None:
+            made.append(path)
+        return config, path
+
+    monkeypatch.setattr(conformance, "_engine_config", recording)
     result = run_fixture(
         fixture(
             "temp",
@@ -174,7 +184,9 @@ def test_temporary_store_and_its_wal_are_removed() -> None:
         )
     )
     assert result.passed, result.line
-    assert set(glob.glob(pattern)) == before
+    assert len(made) == 1 and made[0].startswith(os.path.join(tempfile.gettempdir(), "wf-conformance-"))
+    left = [made[0] + suffix for suffix in ("", "-wal", "-shm", "-journal", "-wfjournal") if os.path.exists(made[0] + suffix)]
+    assert left == []
 
 
 @pytest.mark.parametrize(
