@@ -185,7 +185,8 @@ def test_temporary_store_and_its_wal_are_removed(monkeypatch: pytest.MonkeyPatch
     )
     assert result.passed, result.line
     assert len(made) == 1 and made[0].startswith(os.path.join(tempfile.gettempdir(), "wf-conformance-"))
-    left = [made[0] + suffix for suffix in ("", "-wal", "-shm", "-journal", "-wfjournal") if os.path.exists(made[0] + suffix)]
+    suffixes = ("", "-wal", "-shm", "-journal", "-wfjournal")
+    left = [made[0] + suffix for suffix in suffixes if os.path.exists(made[0] + suffix)]
     assert left == []
 
 

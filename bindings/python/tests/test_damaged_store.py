@@ -19,9 +19,14 @@ flight, fail with ``WF_EINTERNAL`` "illegal transition", changing nothing. Loadi
 combinations known to lead there (a node's current run not its own, a succeeded node whose run
 did not succeed: ``storeCorrupt``); others remain (seeds 166 and 239 of ``WF_DAMAGE_SEEDS=1000``:
 a node record cut so that it reads as blocked while its local run is running). The test lets
-exactly that error through. Before this test GRDB's ``row[i]`` trapped on text in an integer column, and
-formatting ``Int64.min`` as a time overflowed (``StoreIntegrityTests`` and
-``ModelRoundTripTests`` pin both). ``WF_DAMAGE_SEEDS=N`` runs N seeds instead of the suite's 48.
+exactly that error through.
+
+What this found, each pinned since by a test of its own (``StoreIntegrityTests``,
+``ModelRoundTripTests``): GRDB's ``row[i]`` trapped on text in an integer column; formatting
+``Int64.min`` as a time, a workflow's queue count at ``Int64.min``, a record's attempts at
+``Int64.max`` and the journal's entry count at ``Int64.max`` overflowed; a cache entry of an
+unknown variant stood in for the real preview. ``WF_DAMAGE_SEEDS=N`` runs N seeds instead of
+the suite's 48.
 """
 
 from __future__ import annotations
@@ -241,6 +246,7 @@ def test_a_damaged_store_is_refused_as_corrupt_or_read_never_a_crash_or_an_inter
     if "refused" in outcome:
         is_store_error, code, message = outcome["refused"]
         known = code == "internal" and message.startswith("illegal transition")  # the known limit
-        assert (is_store_error and code == "storeCorrupt") or known, f"seed {seed} ({what}): refused with {code}: {message}"
+        assert (is_store_error and code == "storeCorrupt") or known, \
+            f"seed {seed} ({what}): refused with {code}: {message}"
     else:
         assert outcome["internal"] == [], f"seed {seed} ({what}): {outcome['internal'][:3]}"
