@@ -24,6 +24,17 @@ final class StoreIntegrityTests: XCTestCase {
         try Engine(configJSON: ["store": .string(path), "clock": ["mode": "manual", "start": "2026-01-01T00:00:00.000Z"]])
     }
 
+    /// The store's files as they are now (the engine closed), and a function putting them back
+    /// so, removing whatever was written since: each damage of a test starts from the same store.
+    private func keepStoreFiles() throws -> () throws -> Void {
+        let files = Engine.storeFiles(path).filter { FileManager.default.fileExists(atPath: $0) }
+        let kept = try files.map { try Data(contentsOf: URL(fileURLWithPath: $0)) }
+        return { [path] in
+            for file in Engine.storeFiles(path) { try? FileManager.default.removeItem(atPath: file) }
+            for (file, data) in zip(files, kept) { try data.write(to: URL(fileURLWithPath: file)) }
+        }
+    }
+
     /// Runs SQL on the store file as another program would.
     private func tamper(_ sql: String) throws {
         let queue = try DatabaseQueue(path: path)
@@ -180,13 +191,7 @@ final class StoreIntegrityTests: XCTestCase {
         try a.callOrThrow("cache.record", ["assetId": asset, "variant": "preview", "bytes": 800])
         try a.callOrThrow("cache.freeUpSpace")  // a cache.evict effect, kept in the store
         a.close()
-        // The store's files as the engine left them, put back before each damage.
-        let files = Engine.storeFiles(path).filter { FileManager.default.fileExists(atPath: $0) }
-        let sound = try files.map { try Data(contentsOf: URL(fileURLWithPath: $0)) }
-        func restore() throws {
-            for file in Engine.storeFiles(path) { try? FileManager.default.removeItem(atPath: file) }
-            for (file, data) in zip(files, sound) { try data.write(to: URL(fileURLWithPath: file)) }
-        }
+        let restore = try keepStoreFiles()  // put back before each damage
         for (sql, message) in damage {
             try restore()
             try tamper(sql)
@@ -269,11 +274,9 @@ final class StoreIntegrityTests: XCTestCase {
         XCTAssertEqual(try a.callOrThrow("node.get", ["workflowId": .string(wf), "nodeId": "up"])["state"], "succeeded")
         let sound = try a.callOrThrow("workflow.duplicate", ["workflowId": .string(wf)])["workflowId"]!
         a.close()
-        let files = Engine.storeFiles(path).filter { FileManager.default.fileExists(atPath: $0) }
-        let kept = try files.map { try Data(contentsOf: URL(fileURLWithPath: $0)) }
+        let restore = try keepStoreFiles()
         for sql in damage {
-            for file in Engine.storeFiles(path) { try? FileManager.default.removeItem(atPath: file) }
-            for (file, data) in zip(files, kept) { try data.write(to: URL(fileURLWithPath: file)) }
+            try restore()
             try tamper(sql + " WHERE workflowId = '\(wf)'")
             let b = try open()
             guard case let .failure(e) = b.call("workflow.runAllReady", ["workflowId": .string(wf)]) else {
