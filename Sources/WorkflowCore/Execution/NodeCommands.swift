@@ -4,7 +4,6 @@ extension Executor {
     /// Run: a ready node starts; a node with a result (or blocked because an input changed) runs
     /// again with its latest inputs. Not ready → `WF_ESTATE notReady` listing the missing ports.
     public func run(_ wf: inout Workflow, _ n: Int) throws(EngineError) -> String {
-        let node = wf.nodes[n]
         try refuseIfBusy("run", wf, n)
         return try rerunLatest(&wf, n, verb: "run")
     }
