@@ -24,6 +24,13 @@ extension Engine {
             }
             state.counters[String(key.dropFirst("counter.".count))] = v
         }
+        // A counter another program deleted or lowered would hand out ids in use: a new run's
+        // rows would be written over another workflow's. Each starts at the highest in use.
+        for (name, highest) in snapshot.highestIds.sorted(by: { $0.key < $1.key }) where highest > state.counter(name) {
+            logger.warning("the store's id counter was behind the ids in use: it goes on from the highest",
+                           metadata: ["counter": "\(name)", "stored": "\(state.counter(name))", "highest": "\(highest)"])
+            state.counters[name] = highest
+        }
         if let t = snapshot.meta[MetaKey.clockNow]?.stringValue.flatMap(Timestamp.init(rfc3339:)) {
             state.manualNow = t
         }

@@ -309,8 +309,39 @@ public final class SQLiteStore: EngineStore {
             for row in try StoredRow.fetchAll(db, "awaits", sql: "SELECT awaitId, workflowId FROM awaits WHERE status != 'done'") {
                 s.openAwaits.append((try row[0], try row[1]))
             }
+            s.highestIds = try Self.highestIds(db)
             return s
         }
+    }
+
+    /// ``StoreSnapshot/highestIds``: one pass over each table's ids (about 30 ms per 200,000
+    /// runs), so that a counter another program deleted or lowered cannot make the engine reuse
+    /// an id (a new run's rows written over another workflow's).
+    private static func highestIds(_ db: Database) throws -> [String: Int64] {
+        let limit = StoreSnapshot.highestIdCounted
+        func numbered(_ table: String, _ column: String, _ prefix: String) -> String {
+            // `run-12` is 12. The ids after `run-` in text order are an index range, read without
+            // the table; one not of digits counts its leading digits, or 0 (a GLOB for digits
+            // doubled the cost).
+            """
+            SELECT max(n) FROM (SELECT CAST(substr(\(column), \(prefix.count + 2)) AS INTEGER) AS n FROM \(table)
+                                WHERE \(column) >= '\(prefix)-' AND \(column) < '\(prefix).') WHERE n <= \(limit)
+            """
+        }
+        func sequence(_ table: String) -> String { "SELECT max(seq) FROM \(table) WHERE seq <= \(limit)" }
+        let queries: [(counter: String, table: String, sql: String)] = [
+            ("wf", "workflows", numbered("workflows", "workflowId", "wf")), ("wf", "workflows", sequence("workflows")),
+            ("tpl", "templates", numbered("templates", "templateId", "tpl")), ("tpl", "templates", sequence("templates")),
+            ("run", "runs", numbered("runs", "runId", "run")), ("aw", "awaits", numbered("awaits", "awaitId", "aw")),
+            ("as", "assets", numbered("assets", "assetId", "as")), ("effect", "effects", sequence("effects")),
+            ("metric", "metrics", sequence("metrics")),
+        ]
+        var highest: [String: Int64] = [:]
+        for q in queries {
+            guard let row = try StoredRow.fetchAll(db, q.table, sql: q.sql).first, let n: Int64 = try row[0] else { continue }
+            highest[q.counter] = max(highest[q.counter] ?? 0, n)
+        }
+        return highest
     }
 
     public func loadWorkflow(_ workflowId: String) throws -> Workflow? {

@@ -342,6 +342,65 @@ final class StoreIntegrityTests: XCTestCase {
         }
     }
 
+    /// Found by damaged stores: with the run counter deleted, the next workflow's runs were
+    /// numbered from 1 again and their rows written over the first workflow's (its history
+    /// showed another workflow's run). Every counter now starts at the highest id in use,
+    /// whether another program deleted it or lowered it, and nothing is overwritten.
+    func testACounterDeletedOrLoweredGoesOnFromTheHighestIdInUseAndOverwritesNothing() throws {
+        let a = try open()
+        let first = try startedWorkflow(a)
+        let up: JSONObject = ["workflowId": .string(first), "nodeId": "up"]
+        let firstRun = try a.callOrThrow("node.get", up)["runId"]!
+        try a.callOrThrow("local.completed", ["runId": firstRun, "outputs": ["text": ["type": "TextRef", "uri": "file:///u"]]])
+        let firstNode = try a.callOrThrow("node.get", up)
+        let firstAsset = firstNode["outputs"]?["text"]
+        XCTAssertNotNil(firstAsset)
+        a.close()
+        let restore = try keepStoreFiles()
+        for sql in ["DELETE FROM meta WHERE key LIKE 'counter.%'", "UPDATE meta SET value = '0' WHERE key LIKE 'counter.%'"] {
+            try restore()
+            try tamper(sql)
+            let b = try open()
+            let tpl = try b.callOrThrow("template.list")["templates"]?[0]?["templateId"]
+            XCTAssertEqual(tpl, "tpl-1", sql)
+            let second = try b.callOrThrow("workflow.create", ["templateId": tpl!, "title": "second",
+                                                               "bindings": ["up": ["text": ["type": "TextRef", "uri": "file:///s"]]]])["workflowId"]!
+            XCTAssertNotEqual(second, .string(first), sql)
+            let at: JSONObject = ["workflowId": second, "nodeId": "up"]
+            try b.callOrThrow("node.run", at)
+            let secondRun = try b.callOrThrow("node.get", at)["runId"]!
+            XCTAssertNotEqual(secondRun, firstRun, sql)
+            try b.callOrThrow("local.completed", ["runId": secondRun, "outputs": ["text": ["type": "TextRef", "uri": "file:///v"]]])
+            XCTAssertNotEqual(try b.callOrThrow("node.get", at)["outputs"]?["text"], firstAsset, sql)
+            b.close()
+            // The first workflow's node, run and output are as they were, read from the file
+            // after the second's were written.
+            let c = try open()
+            XCTAssertEqual(try c.callOrThrow("node.get", up), firstNode, sql)
+            let history = try c.callOrThrow("node.history", up)["runs"]
+            XCTAssertEqual(history?.arrayValue?.count, 1, sql)
+            XCTAssertEqual(history?[0]?["runId"], firstRun, sql)
+            XCTAssertEqual(try c.callOrThrow("asset.get", ["assetId": firstAsset!])["uri"], "file:///u", sql)
+            c.close()
+        }
+    }
+
+    /// Ids numbered past what a counter may hold (another program's, or damage) are not taken
+    /// as the highest in use: the counters would overflow.
+    func testAnIdNumberedPastTheCountersRangeIsNotTakenAsTheHighestInUse() throws {
+        let a = try open()
+        _ = try startedWorkflow(a, run: false)
+        a.close()
+        try tamper("UPDATE assets SET assetId = 'as-99999999999999999999'")
+        try tamper("UPDATE templates SET templateId = 'tpl-9223372036854775807'")
+        let b = try open()
+        let second = try b.callOrThrow("workflow.create", ["templateId": "tpl-9223372036854775807"])["workflowId"]
+        XCTAssertEqual(second, "wf-2")
+        let asset = try b.callOrThrow("asset.import", ["type": "TextRef", "uri": "file:///x"])["assetId"]
+        XCTAssertEqual(asset, "as-2")
+        b.close()
+    }
+
     /// A call whose commit fails (the disk refuses every write: the process's file size limit,
     /// as a full disk would) leaves nothing behind in memory either: the poll timer the call took
     /// out of the queue to fire is put back, so the next `clock.advance` still polls the job
