@@ -187,8 +187,11 @@ final class UnitOfWork {
 
     /// A workflow read from the store must fit its template: one node per template node, in
     /// order, every run and await on one of them, and each node's current run its own (and
-    /// succeeded if the node did). A store changed behind the engine's back (rows deleted, a
-    /// template gone, records edited) is `WF_ESTORE storeCorrupt`, never a crash later.
+    /// succeeded if the node did). Its nodes and runs must be in step as the rules keep them:
+    /// a run under way is its node's current run, in a status its mode takes, with the node in
+    /// the state that status puts it in (``Run/nodeStateUnderWay``); a node in flight has a run
+    /// under way. A store changed behind the engine's back (rows deleted, a template gone,
+    /// records edited) is `WF_ESTORE storeCorrupt`, never a crash or an internal error later.
     private func checkLoaded(_ w: Workflow) throws(EngineError) {
         func corrupt(_ why: String) -> EngineError {
             EngineError(.store, "storeCorrupt", "workflow \(w.workflowId) in the store is damaged: \(why)",
@@ -219,6 +222,27 @@ final class UnitOfWork {
             }
             if node.state == .succeeded, run.status != .succeeded {
                 throw corrupt("node '\(node.nodeId)' succeeded, but its current run \(id) is \(run.status.rawValue)")
+            }
+        }
+        // Nodes and runs in step: the rules move a node and its run under way together, and
+        // start from that (a node record cut to read as blocked while its local run was running
+        // made the open that interrupts such runs fail on an illegal transition).
+        var current: [String: NodeInstance] = [:]
+        for node in w.nodes { if let id = node.currentRunId { current[id] = node } }
+        for run in w.runs where !run.status.isTerminal {
+            guard let node = current[run.runId] else {
+                throw corrupt("run \(run.runId) is \(run.status.rawValue), but it is not its node's current run")
+            }
+            guard let state = run.nodeStateUnderWay else {
+                throw corrupt("run \(run.runId) is \(run.mode.rawValue) and \(run.status.rawValue), which its mode never is")
+            }
+            if node.state != state {
+                throw corrupt("node '\(node.nodeId)' is \(node.state.rawValue) while its current run \(run.runId) is \(run.status.rawValue)")
+            }
+        }
+        for node in w.nodes where node.state.isInFlight {
+            guard let id = node.currentRunId, let run = runs[id], !run.status.isTerminal else {
+                throw corrupt("node '\(node.nodeId)' is \(node.state.rawValue) without a run under way")
             }
         }
     }

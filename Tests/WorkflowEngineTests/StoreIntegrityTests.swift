@@ -292,6 +292,74 @@ final class StoreIntegrityTests: XCTestCase {
         }
     }
 
+    /// Found by damaged stores: a node record cut so that it read as blocked while its local run
+    /// was running, or waiting for its slot, made the open, which interrupts running local runs
+    /// and starts queued ones, fail on an illegal transition (`WF_EINTERNAL`). A node and its
+    /// run under way out of step, in any of the ways the rules never leave them, is damaged: the
+    /// open refuses the store with `storeCorrupt` naming the workflow when it must resume that
+    /// workflow's work, and a later call reading the workflow gets `storeCorrupt` otherwise.
+    func testANodeOutOfStepWithItsRunUnderWayIsCorrupt() throws {
+        let running = [
+            // The seeds' damage: the node blocked while its local run runs.
+            "UPDATE nodes SET data = json_set(data, '$.state', 'blocked')",
+            // The node in another in-flight state than its run's.
+            "UPDATE nodes SET data = json_set(data, '$.state', 'runningRemote')",
+            // A run under way that is not its node's current run.
+            "UPDATE nodes SET data = json_remove(data, '$.currentRunId')",
+            // A status the run's mode never takes: a local run submitted to a provider.
+            "UPDATE runs SET data = json_set(data, '$.status', 'submitted')",
+            // The run's mode changed under it: an interactive run running.
+            "UPDATE runs SET data = json_set(data, '$.mode', 'interactive')",
+        ]
+        let a = try open()
+        let wf = try startedWorkflow(a)
+        XCTAssertEqual(try a.callOrThrow("node.get", ["workflowId": .string(wf), "nodeId": "up"])["state"], "runningLocal")
+        a.close()
+        let restore = try keepStoreFiles()
+        try open().close()  // the store as it was opens: the check refuses nothing the rules make
+        for sql in running {
+            try restore()
+            try tamper(sql + " WHERE workflowId = '\(wf)'")
+            XCTAssertThrowsError(try open(), sql) { error in
+                XCTAssertEqual((error as? EngineError)?.code, "storeCorrupt", "\(sql): \(error)")
+                XCTAssertEqual((error as? EngineError)?.details["workflowId"], .string(wf), sql)
+            }
+        }
+        // A local run waiting for its slot under a node cut to read as blocked: the open frees
+        // the slot (the first workflow's run is interrupted) and starts it.
+        try restore()
+        let oneSlot: JSON = ["store": .string(path), "concurrency": ["local": 1],
+                             "clock": ["mode": "manual", "start": "2026-01-01T00:00:00.000Z"]]
+        let q = try Engine(configJSON: oneSlot)
+        let tpl = try q.callOrThrow("template.list")["templates"]?[0]?["templateId"]
+        let bound: JSON = ["up": ["text": ["type": "TextRef", "uri": "file:///w"]]]
+        let holder = try q.callOrThrow("workflow.create", ["templateId": tpl!, "bindings": bound])["workflowId"]!
+        try q.callOrThrow("node.run", ["workflowId": holder, "nodeId": "up"])  // takes the one slot
+        let waiting = try q.callOrThrow("workflow.create", ["templateId": tpl!, "bindings": bound])["workflowId"]!
+        try q.callOrThrow("node.run", ["workflowId": waiting, "nodeId": "up"])
+        XCTAssertEqual(try q.callOrThrow("node.get", ["workflowId": waiting, "nodeId": "up"])["state"], "ready")
+        q.close()
+        try tamper("UPDATE nodes SET data = json_set(data, '$.state', 'blocked') WHERE workflowId = '\(waiting.stringValue!)'")
+        XCTAssertThrowsError(try Engine(configJSON: oneSlot)) { error in
+            XCTAssertEqual((error as? EngineError)?.code, "storeCorrupt", "\(error)")
+            XCTAssertEqual((error as? EngineError)?.details["workflowId"], waiting)
+        }
+        // A workflow nothing runs in is read on first use: a node in flight without a run.
+        try restore()
+        let c = try open()
+        let idle = try startedWorkflow(c, run: false)
+        c.close()
+        try tamper("UPDATE nodes SET data = json_set(data, '$.state', 'awaitingUser') WHERE workflowId = '\(idle)'")
+        let d = try open()
+        guard case let .failure(e) = d.call("workflow.get", ["workflowId": .string(idle)]) else {
+            return XCTFail("used a damaged workflow")
+        }
+        XCTAssertEqual(e.code, "storeCorrupt", "\(e)")
+        XCTAssertEqual(e.details["workflowId"], .string(idle))
+        XCTAssertTrue(e.message.contains("without a run under way"), e.message)
+        d.close()
+    }
+
     func testAFileThatIsNotADatabaseIsRefusedAsCorrupt() throws {
         try Data(repeating: 0x5A, count: 8192).write(to: URL(fileURLWithPath: path))
         XCTAssertThrowsError(try open()) { error in

@@ -159,6 +159,24 @@ public struct Run: Sendable, Equatable {
         self.nextDownloadAt = nil
     }
 
+    /// The state its node is in while this run is under way, as the rules move them together
+    /// (DESIGN 5): a local run waits for its slot in `ready` and runs in `runningLocal`; a remote
+    /// one is `queuedRemote` until the provider starts it, then `runningRemote`, then
+    /// `downloading`; an interactive one waits for its person in `awaitingUser`. Nil for a
+    /// finished run, and for a status its mode never takes (a local run is never submitted): a
+    /// store edited into one of those is damaged.
+    public var nodeStateUnderWay: NodeState? {
+        switch (mode, status) {
+        case (.local, .queued): return .ready
+        case (.local, .running): return .runningLocal
+        case (.remote, .queued), (.remote, .submitting), (.remote, .retryWait), (.remote, .submitted): return .queuedRemote
+        case (.remote, .running): return .runningRemote
+        case (.remote, .downloading): return .downloading
+        case (.interactive, .awaiting): return .awaitingUser
+        default: return nil
+        }
+    }
+
     /// Transport errors while polling put the card in "Reconnecting…".
     public var reconnecting: Bool { pollFailures > 0 || downloadFailures > 0 }
 

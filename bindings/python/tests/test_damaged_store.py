@@ -12,21 +12,19 @@ files), answers the effects, and moves the clock on eight days.
 
 It must either refuse the store with ``WF_ESTORE storeCorrupt`` or open it; every call must
 answer with a result or a structured error other than ``WF_EINTERNAL``; and the process must
-not crash. One exception, a known limit: records decode forgivingly (an unknown state or
-status takes a default, so a store a newer library wrote still opens), and a record edited into
-a combination the rules never make can make a later call, or the open that resumes the work in
-flight, fail with ``WF_EINTERNAL`` "illegal transition", changing nothing. Loading refuses the
-combinations known to lead there (a node's current run not its own, a succeeded node whose run
-did not succeed: ``storeCorrupt``); others remain (seeds 166 and 239 of ``WF_DAMAGE_SEEDS=1000``:
-a node record cut so that it reads as blocked while its local run is running). The test lets
-exactly that error through.
+not crash. Records decode forgivingly (an unknown state or status takes a default, so a store a
+newer library wrote still opens), so a record edited into a combination the rules never make
+still loads; loading checks that nodes and runs are in step as the rules keep them and refuses
+the workflow with ``storeCorrupt`` otherwise.
 
 What this found, each pinned since by a test of its own (``StoreIntegrityTests``,
 ``ModelRoundTripTests``): GRDB's ``row[i]`` trapped on text in an integer column; formatting
 ``Int64.min`` as a time, a workflow's queue count at ``Int64.min``, a record's attempts at
 ``Int64.max`` and the journal's entry count at ``Int64.max`` overflowed; a cache entry of an
-unknown variant stood in for the real preview. ``WF_DAMAGE_SEEDS=N`` runs N seeds instead of
-the suite's 48.
+unknown variant stood in for the real preview; a node and its run out of step (a succeeded
+node whose run failed, a node cut to read as blocked while its local run ran) made a later
+call or the open fail with ``WF_EINTERNAL`` "illegal transition". ``WF_DAMAGE_SEEDS=N`` runs N
+seeds instead of the suite's 48.
 """
 
 from __future__ import annotations
@@ -70,10 +68,7 @@ def call(op, args=None):
     try:
         return engine.call(op, args or {})
     except WorkflowError as error:
-        # The known limit (see the module's documentation): a record edited into a combination
-        # the rules never make.
-        known = error.status == EINTERNAL and str(error).startswith("illegal transition")
-        if (error.status == EINTERNAL and not known) or not (error.code and str(error)):
+        if error.status == EINTERNAL or not (error.code and str(error)):
             internal.append([op, args, repr(error)])
         return {}
 for op in ("engine.info", "scheduler.stats", "engine.nextDeadline", "tool.list", "badges.get", "cache.usage",
@@ -245,8 +240,7 @@ def test_a_damaged_store_is_refused_as_corrupt_or_read_never_a_crash_or_an_inter
     outcome = json.loads(done.stdout.strip().splitlines()[-1])
     if "refused" in outcome:
         is_store_error, code, message = outcome["refused"]
-        known = code == "internal" and message.startswith("illegal transition")  # the known limit
-        assert (is_store_error and code == "storeCorrupt") or known, \
+        assert is_store_error and code == "storeCorrupt", \
             f"seed {seed} ({what}): refused with {code}: {message}"
     else:
         assert outcome["internal"] == [], f"seed {seed} ({what}): {outcome['internal'][:3]}"
