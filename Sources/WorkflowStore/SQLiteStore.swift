@@ -286,8 +286,17 @@ public final class SQLiteStore: EngineStore {
             }
             for row in try StoredRow.fetchAll(db, "effects", sql: "SELECT seq, effectId, type, answerKey, taken, data FROM effects ORDER BY seq") {
                 let text: String = try row[5]
-                s.effects.append(try Effect(seq: row[0], id: row[1], type: row[2],
-                                        body: (try? JSON(parsing: text))?.objectValue ?? [:], answerKey: row[3],
+                let id: String = try row[1]
+                let type: String = try row[2]
+                // The columns name the effect; a body that lost or changed its `id` or `type`
+                // (edited, or text that no longer reads) still carries them as hosts acknowledge
+                // and dispatch it by. The rest of the body is handed out as stored.
+                let stored = (try? JSON(parsing: text))?.objectValue ?? [:]
+                var body = JSONObject(minimumCapacity: stored.count + 2)
+                body.append(uniqueKey: "id", .string(id))
+                body.append(uniqueKey: "type", .string(type))
+                for (k, v) in stored where k != "id" && k != "type" { body.append(uniqueKey: k, v) }
+                s.effects.append(try Effect(seq: row[0], id: id, type: type, body: body, answerKey: row[3],
                                         taken: row[4], isDurable: true))
             }
             for row in try StoredRow.fetchAll(db, "cache_entries", sql: "SELECT assetId, variant, bytes, lastUsedAt, pinned, useOrder FROM cache_entries") {

@@ -469,6 +469,26 @@ final class StoreIntegrityTests: XCTestCase {
         b.close()
     }
 
+    /// Found by damaged stores: an effect whose stored body lost its `id` and `type` (edited, or
+    /// text that no longer reads as JSON) was handed out without them, so a host could neither
+    /// dispatch nor acknowledge it. They come from the effect's columns now.
+    func testAnEffectWhoseStoredBodyLostItsIdAndTypeIsHandedOutWithThem() throws {
+        for damaged in ["'{}'", "'[1, 2'", "json_set(data, '$.id', 'e-999', '$.type', 'remote.cancel')"] {
+            let h = try Harness(file: true)
+            h.startOneRemote()
+            h.engine.close()
+            let id = try DatabaseQueue(path: h.storePath!).write { db in
+                try db.execute(sql: "UPDATE effects SET data = \(damaged) WHERE type = 'remote.submit'")
+                return try String.fetchOne(db, sql: "SELECT effectId FROM effects WHERE type = 'remote.submit'")
+            }
+            h.engine = try Engine(configJSON: .object(h.config))
+            let effects = h.take()
+            XCTAssertEqual(effects.count, 1, damaged)
+            XCTAssertEqual(effects.first?["id"], id.map(JSON.string), damaged)
+            XCTAssertEqual(effects.first?["type"], "remote.submit", damaged)
+        }
+    }
+
     /// A call whose commit fails (the disk refuses every write: the process's file size limit,
     /// as a full disk would) leaves nothing behind in memory either: the poll timer the call took
     /// out of the queue to fire is put back, so the next `clock.advance` still polls the job
