@@ -212,37 +212,42 @@ final class UnitOfWork {
         }
         // A node's current run is one of its own runs, and a succeeded node's has succeeded: the
         // rules start from both (a record edited into a succeeded node whose run failed made a
-        // later call fail on an illegal transition).
-        var runs: [String: Run] = [:]
-        for run in w.runs { runs[run.runId] = run }
+        // later call fail on an illegal transition). Nodes and runs are in step: the rules move a
+        // node and its run under way together, and start from that (a node record cut to read as
+        // blocked while its local run was running made the open that interrupts such runs fail
+        // on an illegal transition).
+        var position: [String: Int] = [:]
+        position.reserveCapacity(w.runs.count)
+        for (i, run) in w.runs.enumerated() { position[run.runId] = i }
+        var currentUnderWay = 0
         for node in w.nodes {
-            guard let id = node.currentRunId else { continue }
-            guard let run = runs[id], run.nodeId == node.nodeId else {
+            guard let id = node.currentRunId else {
+                if node.state.isInFlight { throw corrupt("node '\(node.nodeId)' is \(node.state.rawValue) without a run under way") }
+                continue
+            }
+            guard let r = position[id], w.runs[r].nodeId == node.nodeId else {
                 throw corrupt("node '\(node.nodeId)' names run \(id) as its current run, which is not one of its runs")
             }
-            if node.state == .succeeded, run.status != .succeeded {
-                throw corrupt("node '\(node.nodeId)' succeeded, but its current run \(id) is \(run.status.rawValue)")
+            let status = w.runs[r].status
+            if node.state == .succeeded, status != .succeeded {
+                throw corrupt("node '\(node.nodeId)' succeeded, but its current run \(id) is \(status.rawValue)")
             }
-        }
-        // Nodes and runs in step: the rules move a node and its run under way together, and
-        // start from that (a node record cut to read as blocked while its local run was running
-        // made the open that interrupts such runs fail on an illegal transition).
-        var current: [String: NodeInstance] = [:]
-        for node in w.nodes { if let id = node.currentRunId { current[id] = node } }
-        for run in w.runs where !run.status.isTerminal {
-            guard let node = current[run.runId] else {
-                throw corrupt("run \(run.runId) is \(run.status.rawValue), but it is not its node's current run")
+            if status.isTerminal {
+                if node.state.isInFlight { throw corrupt("node '\(node.nodeId)' is \(node.state.rawValue) without a run under way") }
+                continue
             }
-            guard let state = run.nodeStateUnderWay else {
-                throw corrupt("run \(run.runId) is \(run.mode.rawValue) and \(run.status.rawValue), which its mode never is")
+            guard let state = w.runs[r].nodeStateUnderWay else {
+                throw corrupt("run \(id) is \(w.runs[r].mode.rawValue) and \(status.rawValue), which its mode never is")
             }
             if node.state != state {
-                throw corrupt("node '\(node.nodeId)' is \(node.state.rawValue) while its current run \(run.runId) is \(run.status.rawValue)")
+                throw corrupt("node '\(node.nodeId)' is \(node.state.rawValue) while its current run \(id) is \(status.rawValue)")
             }
+            currentUnderWay += 1  // each run is one node's current run at most: its own node's
         }
-        for node in w.nodes where node.state.isInFlight {
-            guard let id = node.currentRunId, let run = runs[id], !run.status.isTerminal else {
-                throw corrupt("node '\(node.nodeId)' is \(node.state.rawValue) without a run under way")
+        if w.runs.reduce(0, { $0 + ($1.status.isTerminal ? 0 : 1) }) != currentUnderWay {
+            let current = Set(w.nodes.compactMap(\.currentRunId))
+            if let run = w.runs.first(where: { !$0.status.isTerminal && !current.contains($0.runId) }) {
+                throw corrupt("run \(run.runId) is \(run.status.rawValue), but it is not its node's current run")
             }
         }
     }
