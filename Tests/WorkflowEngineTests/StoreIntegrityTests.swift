@@ -454,13 +454,15 @@ final class StoreIntegrityTests: XCTestCase {
     }
 
     /// Ids numbered past what a counter may hold (another program's, or damage) are not taken
-    /// as the highest in use: the counters would overflow.
+    /// as the highest in use: the counters would overflow. The highest below them still is.
     func testAnIdNumberedPastTheCountersRangeIsNotTakenAsTheHighestInUse() throws {
         let a = try open()
-        _ = try startedWorkflow(a, run: false)
+        _ = try startedWorkflow(a, run: false)  // its bound text is as-1
+        XCTAssertEqual(try a.callOrThrow("asset.import", ["type": "TextRef", "uri": "file:///y"])["assetId"], "as-2")
         a.close()
-        try tamper("UPDATE assets SET assetId = 'as-99999999999999999999'")
+        try tamper("UPDATE assets SET assetId = 'as-99999999999999999999' WHERE assetId = 'as-2'")
         try tamper("UPDATE templates SET templateId = 'tpl-9223372036854775807'")
+        try tamper("DELETE FROM meta WHERE key LIKE 'counter.%'")
         let b = try open()
         let second = try b.callOrThrow("workflow.create", ["templateId": "tpl-9223372036854775807"])["workflowId"]
         XCTAssertEqual(second, "wf-2")
