@@ -183,6 +183,18 @@ final class StateMachineTests: XCTestCase {
         for (a, b) in illegal { XCTAssertFalse(NodeStateMachine.canTransition(from: a, to: b), "\(a)→\(b)") }
     }
 
+    /// The check reads a bit table built from `transitions`: it must say what the table says
+    /// for every pair, a state moving to itself included.
+    func testTheCheckAgreesWithTheTableForEveryPairOfStates() {
+        XCTAssertEqual(NodeState.allCases.map(\.position), Array(NodeState.allCases.indices))
+        for from in NodeState.allCases {
+            for to in NodeState.allCases {
+                XCTAssertEqual(NodeStateMachine.canTransition(from: from, to: to),
+                               from == to || NodeStateMachine.transitions[from]!.contains(to), "\(from)→\(to)")
+            }
+        }
+    }
+
     func testEveryStateHasAnEntryAndInteractiveNodesNeverEnqueueAJob() {
         for s in NodeState.allCases { XCTAssertNotNil(NodeStateMachine.transitions[s], "\(s)") }
         XCTAssertFalse(NodeStateMachine.canTransition(from: .awaitingUser, to: .runningLocal))

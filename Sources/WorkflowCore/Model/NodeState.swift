@@ -26,6 +26,23 @@ public enum NodeState: String, Sendable, Equatable, CaseIterable {
         }
     }
 
+    /// The state's position in `allCases`, for tables indexed by state.
+    public var position: Int {
+        switch self {
+        case .blocked: return 0
+        case .ready: return 1
+        case .awaitingUser: return 2
+        case .queuedRemote: return 3
+        case .runningRemote: return 4
+        case .runningLocal: return 5
+        case .downloading: return 6
+        case .succeeded: return 7
+        case .failed: return 8
+        case .cancelled: return 9
+        case .skipped: return 10
+        }
+    }
+
     /// Decodes a stored or legacy value. Older stores and fixtures used other names; they map to
     /// today's states, and an unknown future value decodes as `blocked` rather than failing the
     /// whole load (the node is re-gated on the next change).
@@ -75,7 +92,14 @@ public enum NodeStateMachine {
         .skipped: [.ready, .blocked],
     ]
 
+    /// ``transitions`` as a bit per target state, by the source state's position in
+    /// `allCases`: checking a move reads an array instead of hashing two states (a completion
+    /// checks several).
+    private static let allowed: [UInt32] = NodeState.allCases.map { from in
+        (transitions[from] ?? []).reduce(UInt32(1) << from.position) { $0 | UInt32(1) << $1.position }
+    }
+
     public static func canTransition(from: NodeState, to: NodeState) -> Bool {
-        from == to || (transitions[from]?.contains(to) ?? false)
+        allowed[from.position] & UInt32(1) << to.position != 0
     }
 }
