@@ -22,10 +22,18 @@ public struct StoreError: Error, CustomStringConvertible {
 
     /// The condition a failure of the store names: a `StoreError`'s own code; `storeCorrupt` for
     /// SQLite's "database disk image is malformed" and "file is not a database" (a damaged
-    /// file); nil for anything else (an I/O error, a full disk).
+    /// file) and for "no such column" or "no such table" (a schema that is no longer the
+    /// engine's); nil for anything else (an I/O error, a full disk).
     public static func code(of error: Error) -> String? {
         if let e = error as? StoreError { return e.code }
         if let e = error as? DatabaseError, e.resultCode == .SQLITE_CORRUPT || e.resultCode == .SQLITE_NOTADB {
+            return "storeCorrupt"
+        }
+        // A table or column the migrations made is gone: the schema is no longer the engine's
+        // (edited, or a bit flipped in its text), whichever read finds it first.
+        if let e = error as? DatabaseError, e.resultCode == .SQLITE_ERROR,
+           let message = e.message, message.hasPrefix("no such column") || message.hasPrefix("no such table")
+        {
             return "storeCorrupt"
         }
         return nil

@@ -491,6 +491,22 @@ final class StoreIntegrityTests: XCTestCase {
         }
     }
 
+    /// Found by damaged stores (seed 2246 of three thousand): bits flipped in the schema's text
+    /// renamed a column of `assets`, and reading an asset failed with `storeReadFailed`, as if
+    /// the disk had failed once. A table or column gone is a schema no longer the engine's:
+    /// `storeCorrupt`, whichever read finds it.
+    func testAColumnRenamedBehindTheEnginesBackIsCorruptWhenRead() throws {
+        let a = try open()
+        _ = try startedWorkflow(a, run: false)
+        a.close()
+        try tamper("ALTER TABLE assets RENAME COLUMN createdAt TO createdAx")
+        let b = try open()
+        guard case let .failure(e) = b.call("asset.get", ["assetId": "as-1"]) else { return XCTFail("read a damaged table") }
+        XCTAssertEqual(e.status, .store)
+        XCTAssertEqual(e.code, "storeCorrupt", "\(e)")
+        b.close()
+    }
+
     /// A call whose commit fails (the disk refuses every write: the process's file size limit,
     /// as a full disk would) leaves nothing behind in memory either: the poll timer the call took
     /// out of the queue to fire is put back, so the next `clock.advance` still polls the job
