@@ -112,8 +112,9 @@ public struct StoreSnapshot: Sendable {
     public var openAwaits: [(awaitId: String, workflowId: String)] = []
     /// The highest number in use under each id counter the engine numbers from: `wf`, `tpl`,
     /// `run`, `aw` and `as` from the ids (`run-12` is 12) and the sequence columns, `effect` and
-    /// `metric` from theirs. Numbers above 2^53 (``highestIdCounted``) are left out. A counter
-    /// lower than this would hand out an id in use.
+    /// `metric` from theirs, `cacheUse` from the cache's use order. Numbers above 2^53
+    /// (``highestIdCounted``) are left out. A counter lower than this would hand out an id in
+    /// use (or, for `cacheUse`, make the newest use look the oldest).
     public var highestIds: [String: Int64] = [:]
     /// The largest id number ``highestIds`` counts: the engine's counters never go past it.
     public static let highestIdCounted: Int64 = 1 << 53

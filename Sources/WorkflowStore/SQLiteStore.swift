@@ -358,8 +358,10 @@ public final class SQLiteStore: EngineStore {
             }
             note(counter, found)
         }
-        for (counter, table) in [("wf", "workflows"), ("tpl", "templates"), ("effect", "effects"), ("metric", "metrics")] {
-            note(counter, try fetch(table, "SELECT max(seq) FROM \(table) WHERE seq <= \(limit)"))
+        // A text in a number column is greater than any number to SQLite: the bound leaves it out.
+        for (counter, table, column) in [("wf", "workflows", "seq"), ("tpl", "templates", "seq"), ("effect", "effects", "seq"),
+                                         ("metric", "metrics", "seq"), ("cacheUse", "cache_entries", "useOrder")] {
+            note(counter, try fetch(table, "SELECT max(\(column)) FROM \(table) WHERE \(column) <= \(limit)"))
         }
         return highest
     }

@@ -453,6 +453,26 @@ final class StoreIntegrityTests: XCTestCase {
         }
     }
 
+    /// The cache's use order is numbered from a counter too: deleted, a thumbnail used after
+    /// the reopen took an order below one used before it, and the LRU evicted the one just used.
+    func testACacheUseCounterDeletedGoesOnFromTheLatestUseAndTheLRUEvictsTheRightFile() throws {
+        let config: JSON = ["store": .string(path), "cache": ["thumbnailBytes": 150],
+                            "clock": ["mode": "manual", "start": "2026-01-01T00:00:00.000Z"]]
+        let a = try Engine(configJSON: config)
+        var ids: [JSON] = []
+        for uri in ["file:///a", "file:///b", "file:///c"] {
+            ids.append(try a.callOrThrow("asset.import", ["type": "ImageRef", "uri": .string(uri)])["assetId"]!)
+        }
+        for id in ids.prefix(2) { try a.callOrThrow("cache.record", ["assetId": id, "variant": "thumbnail", "bytes": 60]) }
+        a.close()
+        try tamper("DELETE FROM meta WHERE key = 'counter.cacheUse'")
+        let b = try Engine(configJSON: config)
+        try b.callOrThrow("cache.touch", ["assetId": ids[0], "variant": "thumbnail"])  // the first is now the latest used
+        let evicted = try b.callOrThrow("cache.record", ["assetId": ids[2], "variant": "thumbnail", "bytes": 60])["evicted"]
+        XCTAssertEqual(evicted?.arrayValue?.map { $0["assetId"] }, [ids[1]])
+        b.close()
+    }
+
     /// Ids numbered past what a counter may hold (another program's, or damage) are not taken
     /// as the highest in use: the counters would overflow. The highest below them still is.
     func testAnIdNumberedPastTheCountersRangeIsNotTakenAsTheHighestInUse() throws {
