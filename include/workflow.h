@@ -180,7 +180,9 @@ typedef struct wf_error {
  * process left in the store's journal are written to their tables before
  * this returns; a damaged journal, rows changed behind the engine's back,
  * or a file SQLite finds damaged or not a database, is WF_ESTORE
- * ("storeCorrupt"). A file store at PATH is the files
+ * ("storeCorrupt"). An id counter another program deleted or lowered goes
+ * on from the highest id in use, so no id is handed out twice. A file
+ * store at PATH is the files
  * PATH, PATH-wal, PATH-shm (SQLite's) and PATH-wfjournal (the engine's
  * journal): copy or remove them together, with no engine open on them.
  *
