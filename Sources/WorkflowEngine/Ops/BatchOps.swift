@@ -7,7 +7,8 @@ extension Engine {
         // finishing, a burst of job updates) pays for one commit instead of one per report. If a
         // call fails, nothing of the batch happens and the error names the call (details.batchIndex).
         "batch": OpHandler(mutates: true, args: ["calls"]) { (engine, uow, args) throws(EngineError) -> JSON in
-            guard let calls = args["calls"]?.arrayValue else {
+            guard let given = args["calls"], !given.isNull else { throw Args.missing("calls") }
+            guard let calls = given.arrayValue else {
                 throw .invalid("invalidArgument", "calls must be an array of {op, args}", details: ["argument": "calls"])
             }
             var results: [JSON] = []
@@ -15,6 +16,12 @@ extension Engine {
             for (i, call) in calls.enumerated() {
                 guard case let .object(o) = call, case let .string(op)? = o["op"] else {
                     throw .invalid("invalidArgument", "calls[\(i)] must be {op, args}", details: ["argument": .string("calls[\(i)]")])
+                }
+                // A member other than op and args is refused, as an unknown argument of a single
+                // call is: a misspelt `arg` would otherwise run the call without its arguments.
+                if let extra = o.keys.first(where: { $0 != "op" && $0 != "args" }) {
+                    throw .invalid("invalidArgument", "calls[\(i)] must be {op, args}, not have '\(extra)'",
+                                   details: ["argument": .string("calls[\(i)].\(extra)")])
                 }
                 guard op != "batch", let handler = Engine.ops[op] else {
                     throw EngineError(.unsupported, "unknownOp", "calls[\(i)]: unknown op '\(op)'",
