@@ -1,0 +1,85 @@
+import WorkflowCore
+import WorkflowEngine
+import WorkflowTools
+import XCTest
+
+/// Boundaries of the Swift tool API, each pinned after a mutation of it went unnoticed (003
+/// step 8: deterministic, small previews; IO contracts checked with descriptive errors).
+final class ToolBoundaryTests: XCTestCase {
+    // MARK: Text previews
+
+    func testATextOfExactlyTheCharacterLimitIsShownWholeWithoutAnEllipsis() throws {
+        let exact = String(repeating: "a", count: ToolPreview.maxTextCharacters)
+        XCTAssertEqual(ToolPreview.text(exact).text, exact)
+        let preview = try XCTUnwrap(ToolBox.builtInTextTools().preview(localRun("Text", params: ["text": .string(exact)])))
+        XCTAssertEqual(preview.text, exact, "nothing was cut, so no ellipsis")
+        let oneMore = exact + "b"
+        XCTAssertEqual(ToolPreview.text(oneMore).text, String(repeating: "a", count: ToolPreview.maxTextCharacters - 1) + "…")
+    }
+
+    func testAPreviewCutForSizeIsValidUTF8WithinTheByteLimitAndEndsInAnEllipsis() throws {
+        // 80 characters of 18 UTF-8 bytes each (1,440 bytes): the cut at 1,021 bytes falls inside
+        // a zero-width joiner, so a partial sequence is dropped and the ellipsis still fits.
+        let family = "👨‍👩‍👧"
+        XCTAssertEqual(family.utf8.count, 18)
+        let big = String(repeating: family, count: ToolPreview.maxTextCharacters)
+        for text in [big, String(repeating: "e\u{301}\u{302}\u{303}\u{304}\u{305}\u{306}\u{307}\u{308}", count: 80)] {
+            let preview = ToolPreview.text(text)
+            XCTAssertLessThanOrEqual(preview.bytes.count, ToolPreview.maxBytes)
+            let decoded = try XCTUnwrap(String(validating: preview.bytes, as: UTF8.self), "the preview bytes are valid UTF-8")
+            XCTAssertFalse(decoded.unicodeScalars.contains("\u{FFFD}"), "no replacement character from a cut sequence")
+            XCTAssertTrue(decoded.hasSuffix("…"), "the ellipsis marks the cut")
+            XCTAssertTrue(text.unicodeScalars.starts(with: decoded.unicodeScalars.dropLast()),
+                          "the preview shows the beginning of the text")
+        }
+    }
+
+    // MARK: Inputs
+
+    func testAnOptionalInputMayBeLeftUnboundAndTheToolStillRuns() throws {
+        struct Overlay: Tool {
+            var spec: ToolSpec {
+                ToolSpec(kind: "Overlay", inputs: [PortSpec(name: "text", type: "TextRef"),
+                                                   PortSpec(name: "note", type: "TextRef", optional: true)],
+                         outputs: [PortSpec(name: "text", type: "TextRef")])
+            }
+            func run(_ invocation: ToolInvocation) throws -> [String: AssetDraft] {
+                let note = invocation.inputs["note"] == nil ? "" : " (" + (try invocation.text("note")) + ")"
+                return ["text": TextContent.asset(try invocation.text("text") + note)]
+            }
+        }
+        let box = try ToolBox([Overlay()])
+        let answer = box.answer(localRun("Overlay", inputs: textInput("base")))
+        XCTAssertNil(answer["error"], "\(answer)")
+        XCTAssertEqual(outputText(answer), "base")
+        var both = textInput("base")
+        both["note"] = ToolBox.json(TextContent.asset("n"))
+        XCTAssertEqual(outputText(box.answer(localRun("Overlay", inputs: both))), "base (n)")
+    }
+
+    // MARK: Answers
+
+    func testAContractErrorInAnAnswerKeepsItsDetailsNamingThePort() {
+        let box = ToolBox.builtInTextTools()
+        let missing = box.answer(localRun("Uppercase"))
+        XCTAssertEqual(missing["error"]?["code"], "missingInput")
+        XCTAssertEqual(missing["error"]?["details"]?["port"], "text")
+        XCTAssertEqual(missing["error"]?["details"]?["kind"], "Uppercase")
+        XCTAssertEqual(missing["error"]?["details"]?["expected"], "TextRef")
+        let wrong = box.answer(localRun("Uppercase", inputs: ["text": ["type": "ImageRef", "uri": "file:///p.png"]]))
+        XCTAssertEqual(wrong["error"]?["code"], "portTypeMismatch")
+        XCTAssertEqual(wrong["error"]?["details"]?["port"], "text")
+        XCTAssertEqual(wrong["error"]?["details"]?["got"], "ImageRef")
+    }
+
+    func testTheBoxHandlesOnlyLocalRunEffects() {
+        let box = ToolBox.builtInTextTools()
+        XCTAssertTrue(box.handles(localRun("Uppercase")))
+        for type in ["remote.submit", "notify", "cache.evict"] {
+            let effect: JSON = ["type": .string(type), "runId": "run-1", "kind": "Uppercase", "params": [:], "inputs": [:]]
+            XCTAssertFalse(box.handles(effect), type)
+        }
+        let untyped: JSON = ["runId": "run-1", "kind": "Uppercase"]
+        XCTAssertFalse(box.handles(untyped))
+    }
+}
