@@ -26,10 +26,18 @@ public struct ToolPreview: Sendable, Equatable {
         }
         var bytes = Array(shown.utf8)
         if bytes.count > maxBytes {
-            // Cut on a character boundary, never inside a UTF-8 sequence.
-            var cut = String(decoding: bytes.prefix(maxBytes - 3), as: UTF8.self)
-            if cut.unicodeScalars.last == "\u{FFFD}" { cut.unicodeScalars.removeLast() }
-            bytes = Array((cut + "…").utf8)
+            // Whole characters only, as many as fit before the ellipsis (3 bytes): never inside
+            // a UTF-8 sequence, nor between the scalars of one character (an emoji sequence
+            // joined by zero-width joiners, a letter and its accents).
+            var kept = ""
+            var used = 0
+            for character in shown {
+                let size = character.utf8.count
+                if used + size > maxBytes - 3 { break }
+                kept.append(character)
+                used += size
+            }
+            bytes = Array((kept + "…").utf8)
         }
         return ToolPreview(mediaType: "text/plain; charset=utf-8", bytes: bytes)
     }

@@ -18,8 +18,8 @@ final class ToolBoundaryTests: XCTestCase {
     }
 
     func testAPreviewCutForSizeIsValidUTF8WithinTheByteLimitAndEndsInAnEllipsis() throws {
-        // 80 characters of 18 UTF-8 bytes each (1,440 bytes): the cut at 1,021 bytes falls inside
-        // a zero-width joiner, so a partial sequence is dropped and the ellipsis still fits.
+        // 80 characters of 18 UTF-8 bytes each (1,440 bytes): 1,021 bytes end inside a zero-width
+        // joiner, in the 57th character; the preview keeps 56 whole ones and the ellipsis.
         let family = "👨‍👩‍👧"
         XCTAssertEqual(family.utf8.count, 18)
         let big = String(repeating: family, count: ToolPreview.maxTextCharacters)
@@ -31,6 +31,7 @@ final class ToolBoundaryTests: XCTestCase {
             XCTAssertTrue(decoded.hasSuffix("…"), "the ellipsis marks the cut")
             XCTAssertTrue(text.unicodeScalars.starts(with: decoded.unicodeScalars.dropLast()),
                           "the preview shows the beginning of the text")
+            XCTAssertTrue(text.starts(with: decoded.dropLast()), "whole characters only, none cut between its scalars")
         }
     }
 
