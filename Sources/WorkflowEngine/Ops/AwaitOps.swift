@@ -3,7 +3,8 @@ import WorkflowCore
 extension Engine {
     static let awaitOps: [String: OpHandler] = [
         // await.list {workflowId?, groupBy?: "workflow"} → {pending, snoozed, done}, each sorted by
-        // urgency, then age (oldest first). With groupBy each is [{workflowId, title, awaits}].
+        // urgency, then age (oldest first), then id. With groupBy each is
+        // [{workflowId, title, awaits}].
         "await.list": OpHandler(mutates: false, args: ["workflowId", "groupBy"]) { (_, uow, args) throws(EngineError) -> JSON in
             let only = try args.optionalString("workflowId")
             let group = try args.optionalChoice("groupBy", ["workflow"]) != nil
