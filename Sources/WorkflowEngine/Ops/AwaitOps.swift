@@ -25,6 +25,8 @@ extension Engine {
                 let (a, b) = (x.0, y.0)
                 if a.urgency.rank != b.urgency.rank { return a.urgency.rank < b.urgency.rank }
                 if a.createdAt != b.createdAt { return a.createdAt < b.createdAt }
+                // Ids in the order they were handed out: aw-9 before aw-10 (a shorter number first).
+                if a.awaitId.utf8.count != b.awaitId.utf8.count { return a.awaitId.utf8.count < b.awaitId.utf8.count }
                 return a.awaitId < b.awaitId
             }
             pending.sort(by: byUrgency)
