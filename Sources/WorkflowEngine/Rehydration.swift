@@ -97,5 +97,5 @@ extension Engine {
     }
 
     /// The largest value a stored id counter may hold: far beyond any real store, far from overflow.
-    static let maxCounter: Int64 = 1 << 53
+    static let maxCounter: Int64 = StoreSnapshot.highestIdCounted
 }
