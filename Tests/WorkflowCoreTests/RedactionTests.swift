@@ -127,7 +127,21 @@ final class RedactionTests: XCTestCase {
         }
     }
 
+    func testRepeatedSlashesAroundAHomeDirectoryHideNoUserName() {
+        XCTAssertEqual(r("cwd=//home/bob/projects"), "cwd=//home/[user]/projects")
+        XCTAssertEqual(r("//Users/alice"), "//Users/[user]")
+        XCTAssertEqual(r("/home//bob/x"), "/home//[user]/x")
+        XCTAssertEqual(r("open file:////Users//alice/notes.txt"), "open file:////Users//[user]/notes.txt")
+        XCTAssertEqual(r("/home//"), "/home//")
+    }
+
+    func testAHostNamedHomeIsNotAHomeDirectory() {
+        XCTAssertEqual(r("GET https://home/users/x"), "GET https://home/users/x")
+        XCTAssertEqual(r("see http://users/bob"), "see http://users/bob")
+    }
+
     func testHomeLikeFoldersDeeperInAPathAreNotUserNames() {
+        XCTAssertEqual(r("/srv//home/shared/x"), "/srv//home/shared/x")
         XCTAssertEqual(r("/srv/home/shared/x"), "/srv/home/shared/x")
         XCTAssertEqual(r("/homework/x"), "/homework/x")
         XCTAssertEqual(r("https://example.com/home/page"), "https://example.com/home/page")

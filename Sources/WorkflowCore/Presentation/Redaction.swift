@@ -12,7 +12,7 @@
 /// - phone numbers become `[phone]`: a word of 9–15 digits and `+-().` only, and numbers written
 ///   across words: `+1 415 555 0100`, `+44 20 7946 0958`, `(415) 555-0100`, `415 555 0100`;
 /// - the user name of a home directory becomes `[user]`: `/Users/alice/…`, `/home/bob/…`,
-///   `C:\Users\carol\…` (also inside `file://` URLs).
+///   `C:\Users\carol\…` (also inside `file://` URLs, and with repeated slashes: `//home/bob`).
 ///
 /// Punctuation around a redacted word stays (`photo.jpg,` → `[file],`); lines are cut at 500
 /// characters.
@@ -223,18 +223,24 @@ public enum Redaction {
 
     static let homeMarkers: [[UInt8]] = ["/users/", "/home/", "\\users\\"].map { Array($0.utf8) }
 
-    /// Where the user name starts when a home-directory marker begins at `i`.
+    /// Where the user name starts when a home-directory marker begins at `i`. Repeated slashes
+    /// name the same folder as one (`//home/bob`, `/home//bob`), so they hide no name.
     static func homeMarkerEnd(_ b: [UInt8], _ i: Int) -> Int? {
-        guard b[i] == UInt8(ascii: "/") || b[i] == UInt8(ascii: "\\") else { return nil }
+        let slash = UInt8(ascii: "/")
+        guard b[i] == slash || b[i] == UInt8(ascii: "\\") else { return nil }
         if i > 0 {
-            let prev = b[i - 1]
-            let isPathChar = isAlnum(prev) || prev == UInt8(ascii: ".") || prev == UInt8(ascii: "-")
-                || prev == UInt8(ascii: "_") || prev == UInt8(ascii: "\\")
-            // `file:///Users/…`: the third slash of the scheme; any other slash before it means
-            // the marker is deeper in a path.
-            let isSchemeSlash = prev == UInt8(ascii: "/") && i >= 3 && b[i - 2] == UInt8(ascii: "/")
-                && b[i - 3] == UInt8(ascii: ":")
-            if isPathChar || (prev == UInt8(ascii: "/") && !isSchemeSlash) { return nil }
+            // The run of slashes the marker's first one ends, and what comes before it.
+            var j = i
+            if b[i] == slash { while j > 0, b[j - 1] == slash { j -= 1 } }
+            if j > 0 {
+                let prev = b[j - 1]
+                let isPathChar = isAlnum(prev) || prev == UInt8(ascii: ".") || prev == UInt8(ascii: "-")
+                    || prev == UInt8(ascii: "_") || prev == UInt8(ascii: "\\") || prev == slash
+                if isPathChar { return nil }  // the marker is deeper in a path
+                // After a scheme, two slashes open a host (`https://home/x`); three, a path
+                // (`file:///Users/…`); one, a drive's root (`C:/Users/…`).
+                if prev == UInt8(ascii: ":"), i - j + 1 == 2 { return nil }
+            }
         }
         for m in homeMarkers where i + m.count < b.count {
             var match = true
@@ -242,7 +248,11 @@ public enum Redaction {
                 match = false
                 break
             }
-            if match { return i + m.count }
+            if match {
+                var nameStart = i + m.count
+                while nameStart < b.count, b[nameStart] == m[m.count - 1] { nameStart += 1 }
+                return nameStart
+            }
         }
         return nil
     }
