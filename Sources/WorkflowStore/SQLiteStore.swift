@@ -297,15 +297,22 @@ public final class SQLiteStore: EngineStore {
                 let id: String = try row[1]
                 let type: String = try row[2]
                 // The columns name the effect; a body that lost or changed its `id` or `type`
-                // (edited, or text that no longer reads) still carries them as hosts acknowledge
-                // and dispatch it by. The rest of the body is handed out as stored.
-                let stored = (try? JSON(parsing: text))?.objectValue ?? [:]
+                // (edited) still carries them as hosts acknowledge and dispatch it by. A body
+                // that no longer reads, or lost what its type's host acts on or what settles it,
+                // could be neither carried out nor settled: the store is damaged.
+                let answerKey: String? = try row[3]
+                guard let stored = (try? JSON(parsing: text))?.objectValue else {
+                    throw StoreError(code: "storeCorrupt", message: "the stored effect \(id) is damaged: its text is not a JSON object")
+                }
                 var body = JSONObject(minimumCapacity: stored.count + 2)
                 body.append(uniqueKey: "id", .string(id))
                 body.append(uniqueKey: "type", .string(type))
                 for (k, v) in stored where k != "id" && k != "type" { body.append(uniqueKey: k, v) }
-                s.effects.append(try Effect(seq: row[0], id: id, type: type, body: body, answerKey: row[3],
-                                        taken: row[4], isDurable: true))
+                if let problem = Effect.storedProblem(type: type, body: body, answerKey: answerKey) {
+                    throw StoreError(code: "storeCorrupt", message: "the stored effect \(id) (\(type)) is damaged: \(problem)")
+                }
+                s.effects.append(Effect(seq: try row[0], id: id, type: type, body: body, answerKey: answerKey,
+                                        taken: try row[4], isDurable: true))
             }
             for row in try StoredRow.fetchAll(db, "cache_entries", sql: "SELECT assetId, variant, bytes, lastUsedAt, pinned, useOrder FROM cache_entries") {
                 // A variant this library does not know (a newer one's, or damage) is left out: read

@@ -336,7 +336,9 @@ extension InterruptedLocalTests {
         do {
             let store = try SQLiteStore(path: h.storePath!)
             var legacy = ChangeSet()
-            legacy.effectInserts = [Effect(seq: 1_000, id: "e-1000", type: "local.run", body: ["runId": .string(runId)],
+            legacy.effectInserts = [Effect(seq: 1_000, id: "e-1000", type: "local.run",
+                                           body: ["workflowId": .string(wf), "nodeId": "A", "runId": .string(runId),
+                                                  "kind": "Text", "params": [:], "inputs": [:]],
                                            answerKey: "local:\(runId)", isDurable: true)]
             try store.commit(legacy)
             XCTAssertEqual(try store.loadSnapshot().effects.count, 1)

@@ -491,24 +491,67 @@ final class StoreIntegrityTests: XCTestCase {
         b.close()
     }
 
-    /// Found by damaged stores: an effect whose stored body lost its `id` and `type` (edited, or
-    /// text that no longer reads as JSON) was handed out without them, so a host could neither
-    /// dispatch nor acknowledge it. They come from the effect's columns now.
-    func testAnEffectWhoseStoredBodyLostItsIdAndTypeIsHandedOutWithThem() throws {
-        for damaged in ["'{}'", "'[1, 2'", "json_set(data, '$.id', 'e-999', '$.type', 'remote.cancel')"] {
-            let h = try Harness(file: true)
-            h.startOneRemote()
-            h.engine.close()
-            let id = try DatabaseQueue(path: h.storePath!).write { db in
-                try db.execute(sql: "UPDATE effects SET data = \(damaged) WHERE type = 'remote.submit'")
-                return try String.fetchOne(db, sql: "SELECT effectId FROM effects WHERE type = 'remote.submit'")
-            }
-            h.engine = try Engine(configJSON: .object(h.config))
-            let effects = h.take()
-            XCTAssertEqual(effects.count, 1, damaged)
-            XCTAssertEqual(effects.first?["id"], id.map(JSON.string), damaged)
-            XCTAssertEqual(effects.first?["type"], "remote.submit", damaged)
+    /// Found by damaged stores: an effect whose stored body lost its `id` and `type` (edited) was
+    /// handed out without them, so a host could neither dispatch nor acknowledge it. They come
+    /// from the effect's columns now.
+    func testAnEffectWhoseStoredBodyChangedItsIdAndTypeIsHandedOutWithTheColumns() throws {
+        let h = try Harness(file: true)
+        h.startOneRemote()
+        h.engine.close()
+        let id = try DatabaseQueue(path: h.storePath!).write { db in
+            try db.execute(sql: "UPDATE effects SET data = json_set(data, '$.id', 'e-999', '$.type', 'remote.cancel') WHERE type = 'remote.submit'")
+            return try String.fetchOne(db, sql: "SELECT effectId FROM effects WHERE type = 'remote.submit'")
         }
+        h.engine = try Engine(configJSON: .object(h.config))
+        let effects = h.take()
+        XCTAssertEqual(effects.count, 1)
+        XCTAssertEqual(effects.first?["id"], id.map(JSON.string))
+        XCTAssertEqual(effects.first?["type"], "remote.submit")
+        XCTAssertNotNil(effects.first?["runId"]?.stringValue, "the rest of the body as stored")
+    }
+
+    /// Found by damaged stores: an effect whose stored body no longer read, or lost what its
+    /// host acts on (a submit without its run, a poll without its job), was handed out so: no
+    /// host could carry it out, and no event could settle it. Nor could an effect whose answer
+    /// key no longer matches its body, or of a type this library never emits. The store is
+    /// refused as corrupt at open, naming the effect, and the file is left as it was.
+    func testAStoredEffectThatCanBeNeitherCarriedOutNorSettledIsCorrupt() throws {
+        let a = try open()
+        try a.callOrThrow("tool.register", ["kind": "Remote", "resourceClass": "remote", "outputs": ["image": "ImageRef"]])
+        let t: JSON = ["schema": "app.workflow/v2", "name": "r",
+                       "nodes": [["id": "r", "kind": "Remote", "outputs": ["image": "ImageRef"], "resources": ["class": "remote"]]]]
+        let tpl = try a.callOrThrow("template.register", ["template": t])["templateId"]!
+        let wf = try a.callOrThrow("workflow.create", ["templateId": tpl])["workflowId"]!
+        try a.callOrThrow("node.run", ["workflowId": wf, "nodeId": "r"])
+        a.close()
+        let restore = try keepStoreFiles()
+        let damages = [
+            "UPDATE effects SET data = '{}'",
+            "UPDATE effects SET data = '[1, 2'",
+            "UPDATE effects SET data = json_remove(data, '$.runId')",
+            "UPDATE effects SET data = json_set(data, '$.inputs', 'x')",
+            "UPDATE effects SET data = json_set(data, '$.kind', 7)",
+            "UPDATE effects SET answerKey = 'submit:run-77'",
+            "UPDATE effects SET answerKey = NULL",
+            "UPDATE effects SET type = 'remote.teleport'",
+            "UPDATE effects SET type = 'remote.poll'",
+            "UPDATE effects SET type = 'cache.evict'",
+        ]
+        for damage in damages {
+            try restore()
+            try tamper(damage)
+            XCTAssertThrowsError(try open(), damage) { error in
+                XCTAssertEqual((error as? EngineError)?.status, .store, damage)
+                XCTAssertEqual((error as? EngineError)?.code, "storeCorrupt", damage)
+                XCTAssertTrue((error as? EngineError)?.message.contains("stored effect e-") == true, "\(error)")
+            }
+        }
+        // Undamaged, the same store opens and hands the submit out again.
+        try restore()
+        let b = try open()
+        let taken = try b.callOrThrow("effects.take")["effects"]?.arrayValue ?? []
+        XCTAssertEqual(taken.map { $0["type"] }, ["remote.submit"])
+        b.close()
     }
 
     /// Found by damaged stores (seed 2246 of three thousand): bits flipped in the schema's text

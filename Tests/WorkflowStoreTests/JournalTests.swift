@@ -103,9 +103,14 @@ private func makeRun(_ id: String, node: String) -> Run {
         inputs: [:], idempotencyKey: id, createdAt: t0)
 }
 
-private func effect(_ seq: Int64, answerKey: String? = "job:1") -> Effect {
-    Effect(seq: seq, id: "e-\(seq)", type: "remote.submit", body: ["id": .string("e-\(seq)"), "type": "remote.submit"],
-           answerKey: answerKey)
+/// A `remote.submit` as the engine writes it: a store refuses one that lacks what its host acts
+/// on or what settles it (OPS section 13).
+private func effect(_ seq: Int64) -> Effect {
+    Effect(seq: seq, id: "e-\(seq)", type: "remote.submit",
+           body: ["id": .string("e-\(seq)"), "type": "remote.submit", "workflowId": "wf-1", "nodeId": "n",
+                  "runId": .string("run-\(seq)"), "kind": "K", "params": [:], "inputs": [:],
+                  "idempotencyKey": .string("wf-1/n/run-\(seq)")],
+           answerKey: "submit:run-\(seq)")
 }
 
 /// What a process killed now would leave of `store`, opened: the files are copied, `store` is

@@ -52,6 +52,60 @@ public enum EffectType {
     public static let cacheEvict = "cache.evict"
 }
 
+extension Effect {
+    /// What a stored effect lacks to be carried out and settled, or nil: the members of its
+    /// type that a host acts on (OPS section 13) and the engine settles it by, with their JSON
+    /// types, and the answer key those members make. A store another program damaged can hold
+    /// an effect whose body lost them: handed out, no host could act on it, and no event could
+    /// settle it. A type this library never emits is a problem too (a newer library's store is
+    /// refused before its effects are read).
+    public static func storedProblem(type: String, body: JSONObject, answerKey: String?) -> String? {
+        func string(_ key: String) -> String? { body[key]?.stringValue }
+        let strings: [String]
+        var objects: [String] = []
+        var expectedKey: String?
+        switch type {
+        case EffectType.remoteSubmit:
+            strings = ["runId", "kind", "idempotencyKey"]
+            objects = ["params", "inputs"]
+            expectedKey = string("runId").map(AnswerKey.submit)
+        case EffectType.localRun:
+            strings = ["runId", "kind"]
+            objects = ["params", "inputs"]
+            expectedKey = string("runId").map(AnswerKey.local)
+        case EffectType.remotePoll:
+            strings = ["runId", "jobId"]
+            expectedKey = string("runId").map(AnswerKey.poll)
+        case EffectType.remoteDownload:
+            strings = ["runId", "jobId", "port", "url"]
+            if let run = string("runId"), let port = string("port") { expectedKey = AnswerKey.download(run, port) }
+        case EffectType.remoteCancel:
+            strings = ["jobId"]
+            expectedKey = string("jobId").map(AnswerKey.cancel)
+        case EffectType.notify:
+            strings = ["runId", "awaitId", "category", "title", "body", "deepLink", "urgency", "threadId"]
+            expectedKey = string("awaitId").map(AnswerKey.notify)
+        case EffectType.notifyWithdraw:
+            strings = ["runId", "awaitId"]
+        case EffectType.cacheEvict:
+            strings = ["assetId", "variant", "reason"]
+            if let asset = string("assetId"), let variant = string("variant") {
+                expectedKey = AnswerKey.evict(asset, variant)
+            }
+            guard body["bytes"]?.isNumber == true else { return "its bytes is not a number" }
+        default:
+            return "its type '\(type)' is not one this library emits"
+        }
+        for key in strings where string(key) == nil { return "its \(key) is not a string" }
+        for key in objects where body[key]?.objectValue == nil { return "its \(key) is not an object" }
+        if type == EffectType.notify, body["actions"]?.arrayValue == nil { return "its actions is not an array" }
+        guard answerKey == expectedKey else {
+            return "its answer key \(answerKey.map { "'\($0)'" } ?? "null") is not \(expectedKey.map { "'\($0)'" } ?? "null")"
+        }
+        return nil
+    }
+}
+
 /// Answer keys tie an effect to the event that settles it.
 public enum AnswerKey {
     public static func submit(_ runId: String) -> String { "submit:\(runId)" }
