@@ -49,8 +49,9 @@ public struct ToolInvocation: Sendable, Equatable {
         return try TextContent.read(asset.uri)
     }
 
-    /// The string parameter `name`, or `fallback` when it is absent; a ``ToolFailure`` when it
-    /// is not a string.
+    /// The string parameter `name`, or `fallback` when it is absent or `null` (a `null` param is
+    /// an absent one, as `null` members of an op's arguments are); a ``ToolFailure`` when it is
+    /// not a string.
     public func stringParam(_ name: String, default fallback: String = "") throws -> String {
         guard let value = params[name], !value.isNull else { return fallback }
         guard let s = value.stringValue else {

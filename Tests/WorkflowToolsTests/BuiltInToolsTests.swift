@@ -34,6 +34,13 @@ final class BuiltInToolsTests: XCTestCase {
         XCTAssertEqual(answer["error"]?["message"], "The 'suffix' parameter must be text, not integer.")
     }
 
+    /// A `null` param is an absent one, as `null` members are in every op's arguments (OPS
+    /// section 1): a node whose person cleared a param with `null` runs with the default.
+    func testANullParameterTakesItsDefault() {
+        let answer = ToolBox.builtInTextTools().answer(localRun("Append", params: ["suffix": .null], inputs: textInput("a")))
+        XCTAssertEqual(outputText(answer), "a")
+    }
+
     func testTextSurvivesTheDataURIRoundTripWithReservedCharacters() throws {
         let text = "a,b%c d/é?#&=+\n👍"
         let asset = TextContent.asset(text)
