@@ -22,11 +22,16 @@ public struct StoreError: Error, CustomStringConvertible {
 
     /// The condition a failure of the store names: a `StoreError`'s own code; `storeCorrupt` for
     /// SQLite's "database disk image is malformed" and "file is not a database" (a damaged
-    /// file) and for "no such column" or "no such table" (a schema that is no longer the
-    /// engine's); nil for anything else (an I/O error, a full disk).
+    /// file), for "no such column" or "no such table" (a schema that is no longer the
+    /// engine's), and for a constraint a write of the journal's rows broke (the rows the engine
+    /// writes fit its tables unless another program changed them: a workflow's id changed, so
+    /// its row written again takes a `seq` in use); nil for anything else (an I/O error, a full
+    /// disk).
     public static func code(of error: Error) -> String? {
         if let e = error as? StoreError { return e.code }
-        if let e = error as? DatabaseError, e.resultCode == .SQLITE_CORRUPT || e.resultCode == .SQLITE_NOTADB {
+        if let e = error as? DatabaseError,
+           e.resultCode == .SQLITE_CORRUPT || e.resultCode == .SQLITE_NOTADB || e.resultCode == .SQLITE_CONSTRAINT
+        {
             return "storeCorrupt"
         }
         // A table or column the migrations made is gone: the schema is no longer the engine's

@@ -554,6 +554,34 @@ final class StoreIntegrityTests: XCTestCase {
         b.close()
     }
 
+    /// Found by damaged stores (seed 593 of six hundred): a killed process left a workflow's
+    /// progress in the journal, and another program changed that workflow's id in its table (to
+    /// the real 1.5). Replaying the journal wrote the workflow's row again, which the table
+    /// refused (its `seq` taken by the changed row), and the open failed with `storeOpenFailed`,
+    /// as if the file could not be opened at all. Rows the engine writes never break the tables'
+    /// constraints unless the tables were changed behind its back: `storeCorrupt`.
+    func testAJournalThatNoLongerFitsTheTablesChangedBehindItIsCorrupt() throws {
+        let a = try Engine(configJSON: ["store": .string(path), "backgroundWrites": false,
+                                        "clock": ["mode": "manual", "start": "2026-01-01T00:00:00.000Z"]])
+        _ = try startedWorkflow(a)  // its workflow row is updated through the journal
+        let killed = NSTemporaryDirectory() + "wf-integrity-killed-\(UUID().uuidString).sqlite"
+        defer { for file in Engine.storeFiles(killed) { try? FileManager.default.removeItem(atPath: file) } }
+        for (from, to) in zip(Engine.storeFiles(path), Engine.storeFiles(killed))
+        where !from.hasSuffix("-shm") && FileManager.default.fileExists(atPath: from) {
+            try FileManager.default.copyItem(atPath: from, toPath: to)
+        }
+        a.close()
+        XCTAssertGreaterThan((try? FileManager.default.attributesOfItem(atPath: killed + "-wfjournal")[.size] as? Int) ?? 0, 0,
+                             "the kill left entries in the journal")
+        let queue = try DatabaseQueue(path: killed)
+        try queue.write { db in try db.execute(sql: "UPDATE workflows SET workflowId = 1.5") }
+        try queue.close()
+        XCTAssertThrowsError(try Engine(configJSON: ["store": .string(killed)])) { error in
+            XCTAssertEqual((error as? EngineError)?.status, .store)
+            XCTAssertEqual((error as? EngineError)?.code, "storeCorrupt", "\(error)")
+        }
+    }
+
     /// Found by damaged stores (seed 2246 of three thousand): bits flipped in the schema's text
     /// renamed a column of `assets`, and reading an asset failed with `storeReadFailed`, as if
     /// the disk had failed once. A table or column gone is a schema no longer the engine's:
