@@ -175,7 +175,13 @@ extension Engine {
         var logTail: [String]?
         if let l = args["logTail"] {
             switch l {
-            case let .string(s): logTail = s.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+            case let .string(s):
+                // Lines end at `\n`, `\r\n` or `\r` (`Character.isNewline`: `\r\n` is one
+                // character in Swift, which splitting at "\n" never finds); a final newline ends
+                // the last line rather than opening an empty one, and no text is no lines.
+                var lines = s.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).map(String.init)
+                if s.last?.isNewline ?? true { lines.removeLast() }
+                logTail = lines
             case let .array(items):
                 var lines: [String] = []
                 for item in items {
