@@ -845,6 +845,151 @@ static void test_json_references(void) {
 }
 
 /* ---------------------------------------------------------------------------
+ * JSON across the boundary (json_t <-> the engine's JSON)
+ * ------------------------------------------------------------------------- */
+
+/* Registers a one-node template carrying `xm` (stolen) as its "x-m" member and returns
+ * template.get's copy of it (a new reference), or NULL. x- members are kept verbatim
+ * (docs/OPS.md §5), so what comes back is what the json_t held. */
+static json_t *x_member_round_trip(wf_engine *engine, json_t *xm) {
+    json_t *args = parse("{\"template\": {\"schema\": \"app.workflow/v2\", \"name\": \"x\", \"nodes\": ["
+                         "{\"id\": \"n\", \"kind\": \"K\", \"outputs\": {\"o\": \"ImageRef\"}}]}}");
+    json_object_set_new(json_object_get(args, "template"), "x-m", xm);
+    json_t *result = NULL;
+    int rc = wf_call(&result, engine, "template.register", args);
+    json_decref(args);
+    if (rc != WF_OK) return NULL;
+    json_t *get = json_pack("{s:O}", "templateId", json_object_get(result, "templateId"));
+    json_decref(result);
+    result = NULL;
+    rc = wf_call(&result, engine, "template.get", get);
+    json_decref(get);
+    if (rc != WF_OK) return NULL;
+    json_t *copy = json_incref(json_object_get(json_object_get(result, "template"), "x-m"));
+    json_decref(result);
+    return copy;
+}
+
+static int string_is(const json_t *value, const char *bytes, size_t length) {
+    return json_is_string(value) && json_string_length(value) == length &&
+           memcmp(json_string_value(value), bytes, length) == 0;
+}
+
+static void test_json_strings_with_nul(void) {
+    wf_engine *engine = open_manual_engine();
+    CHECK(call(NULL, engine, "tool.register",
+               "{\"kind\": \"K\", \"resourceClass\": \"local\", \"inputs\": {}, \"outputs\": {\"o\": \"ImageRef\"}}") == WF_OK,
+          "tool.register K");
+    json_t *args = json_object();
+    json_object_set_new(args, "kind", json_stringn("K\0B", 3));
+    json_t *result = SENTINEL_JSON;
+    int rc = wf_call(&result, engine, "tool.get", args);
+    printf("tool.get with kind \"K\\0B\" (a string argument holding U+0000, not cut to \"K\"):\n");
+    check_error(rc, WF_EINVALID, "invalidArgument", NULL, "kind");
+    CHECK(result == NULL, "the result out-param is set to NULL");
+    json_decref(args);
+
+    printf("a text inside an object keeps its U+0000 both ways (json_t in, json_t out):\n");
+    json_t *keyed = json_object();
+    json_object_setn_new(keyed, "k\0ey", 4, json_stringn("v\0", 2));
+    json_t *back = x_member_round_trip(engine, json_pack("[s%o]", "a\0b", (size_t)3, keyed));
+    CHECK(back != NULL, "template.register and template.get succeed (%s)", wf_error_last()->code);
+    CHECK(string_is(json_array_get(back, 0), "a\0b", 3), "\"a\\0b\" comes back with its 3 bytes");
+    void *iter = json_object_iter(json_array_get(back, 1));
+    CHECK(iter && json_object_iter_key_len(iter) == 4 && memcmp(json_object_iter_key(iter), "k\0ey", 4) == 0,
+          "the key \"k\\0ey\" comes back with its 4 bytes");
+    CHECK(iter && string_is(json_object_iter_value(iter), "v\0", 2), "its value \"v\\0\" with its 2 bytes");
+    json_decref(back);
+    wf_engine_free(engine);
+}
+
+static void test_json_short_strings(void) {
+    /* Strings of 15, 16 and 17 bytes that differ only in their last byte, as values and keys. */
+    static const char *const texts[] = {"0123456789abcda", "0123456789abcdq", "0123456789abcdea",
+                                        "0123456789abcdeq", "0123456789abcdefa", "0123456789abcdefq"};
+    enum { N = sizeof texts / sizeof texts[0] };
+    wf_engine *engine = open_manual_engine();
+    json_t *xm = json_array(), *keys = json_object();
+    for (size_t i = 0; i < N; i++) {
+        json_array_append_new(xm, json_string(texts[i]));
+        json_object_set_new(keys, texts[i], json_integer((json_int_t)i));
+    }
+    json_array_append_new(xm, keys);
+    json_t *back = x_member_round_trip(engine, xm);
+    CHECK(back != NULL, "template.register and template.get succeed (%s)", wf_error_last()->code);
+    for (size_t i = 0; i < N; i++) {
+        CHECK(str_eq(json_string_value(json_array_get(back, i)), texts[i]), "value %zu comes back as \"%s\" (got %s)", i,
+              texts[i], or_null(json_string_value(json_array_get(back, i))));
+        const json_t *value = json_object_get(json_array_get(back, N), texts[i]);
+        CHECK(json_is_integer(value) && json_integer_value(value) == (json_int_t)i, "key \"%s\" keeps its value %zu",
+              texts[i], i);
+    }
+    CHECK(json_object_size(json_array_get(back, N)) == N, "the object keeps all %d keys", (int)N);
+    json_decref(back);
+    wf_engine_free(engine);
+}
+
+/* {"a": [[...[1]...]]}: `containers` objects and arrays nested, the args object included. */
+static json_t *nested_args(int containers) {
+    json_t *value = json_integer(1);
+    for (int i = 1; i < containers; i++) {
+        json_t *array = json_array();
+        json_array_append_new(array, value);
+        value = array;
+    }
+    json_t *args = json_object();
+    json_object_set_new(args, "a", value);
+    return args;
+}
+
+static void test_json_depth_limit(void) {
+    wf_engine *engine = open_manual_engine();
+    for (int containers = 512; containers <= 513; containers++) {
+        const char *expected = containers <= 512 ? "unknownArgument" : "tooDeep";
+        json_t *args = nested_args(containers);
+        char *text = json_dumps(args, JSON_COMPACT);
+        int rc = wf_call(NULL, engine, "clock.now", args);
+        printf("wf_call with args nested %d levels deep (%s):\n", containers,
+               containers <= 512 ? "converted; the op refuses the member" : "deeper than 512");
+        check_error(rc, WF_EINVALID, expected, NULL, containers <= 512 ? "a" : "args");
+        rc = wf_call_text(NULL, engine, "clock.now", text);
+        printf("wf_call_text with the same args as text:\n");
+        check_error(rc, WF_EINVALID, expected, NULL, containers <= 512 ? "a" : "args_json");
+        free(text);
+        json_decref(args);
+    }
+    wf_engine_free(engine);
+}
+
+static void test_json_invalid_utf8(void) {
+    wf_engine *engine = open_manual_engine();
+    json_t *args = json_object();
+    json_object_set_new(args, "templateId", json_stringn_nocheck("tpl-\xff", 5));
+    int rc = wf_call(NULL, engine, "template.get", args);
+    printf("a string argument of invalid UTF-8:\n");
+    check_error(rc, WF_EINVALID, "invalidUTF8", NULL, "args.templateId");
+    json_decref(args);
+    rc = wf_call_text(NULL, engine, "template.get", "{\"templateId\": \"tpl-\xff\"}");
+    printf("the same as text (the same code):\n");
+    check_error(rc, WF_EINVALID, "invalidUTF8", NULL, "args_json");
+
+    /* {"template": {"x-m": [1, {"b": <bad>}]}} and {"template": {"x-m": [1, {<bad>: 1}]}} */
+    for (int bad_key = 0; bad_key <= 1; bad_key++) {
+        json_t *inner = json_object();
+        if (bad_key) json_object_setn_new_nocheck(inner, "\xc3\x28", 2, json_integer(1));
+        else json_object_set_new(inner, "b", json_stringn_nocheck("\xc3\x28", 2));
+        args = json_pack("{s:{s:[i,o]}}", "template", "x-m", 1, inner);
+        json_t *result = SENTINEL_JSON;
+        rc = wf_call(&result, engine, "template.register", args);
+        printf("template.register with invalid UTF-8 in %s deep inside:\n", bad_key ? "a key" : "a value");
+        check_error(rc, WF_EINVALID, "invalidUTF8", NULL, bad_key ? "args.template.x-m[1]" : "args.template.x-m[1].b");
+        CHECK(result == NULL, "the result out-param is set to NULL");
+        json_decref(args);
+    }
+    wf_engine_free(engine);
+}
+
+/* ---------------------------------------------------------------------------
  * Threads
  * ------------------------------------------------------------------------- */
 
@@ -1070,6 +1215,10 @@ static void test_file_store_persists(void) {
     X(version, "wf_libversion_number / wf_libversion agree with the header")                                     \
     X(default_config, "a NULL config opens an engine with the defaults")                                         \
     X(json_references, "args are borrowed; results are new references owned by the caller")                     \
+    X(json_strings_with_nul, "U+0000 in json_t strings and keys is kept, not cut; in a string argument it is refused") \
+    X(json_short_strings, "strings of 15-17 bytes differing in the last byte stay distinct (values and keys)")  \
+    X(json_depth_limit, "json_t args nested 512 deep convert, 513 are tooDeep, as for the same text")          \
+    X(json_invalid_utf8, "invalid UTF-8 in a json_t is invalidUTF8 with details.argument the path to it")      \
     X(threads_one_engine, "8 threads x 200 calls on one engine get consistent results")                          \
     X(file_store_persists, "a file store keeps templates, tools and the clock across free + reopen")
 

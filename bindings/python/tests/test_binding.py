@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import importlib
 import os
 import re
 import shutil
@@ -18,12 +19,42 @@ from conftest import MANUAL_CLOCK, REPO_ROOT, SRC_DIR
 
 import workflow_engine as wf
 from workflow_engine import Engine
-from workflow_engine._ffi import check_version, lib
+from workflow_engine._ffi import check_version, ffi, lib
 from workflow_engine._header import cdef_from_header
 
 HEADER = REPO_ROOT / "include" / "workflow.h"
 
 TOOL_A: dict[str, Any] = {"kind": "A", "resourceClass": "local", "inputs": {}, "outputs": {"image": "ImageRef"}}
+
+ENGINE_MODULE = importlib.import_module("workflow_engine.engine")
+
+
+class LibSpy:
+    """Stands in for the ``lib`` of workflow_engine.engine: forwards every call to the real
+    library and records the text results handed out, the texts freed and the handles freed."""
+
+    def __init__(self) -> None:
+        self.real = ENGINE_MODULE.lib
+        self.texts: list[Any] = []
+        self.freed: list[Any] = []
+        self.events: list[str] = []
+
+    def wf_call_text(self, out: Any, *rest: Any) -> int:
+        status: int = self.real.wf_call_text(out, *rest)
+        self.texts.append(out[0])
+        self.events.append("call returned")
+        return status
+
+    def wf_free(self, pointer: Any) -> None:
+        self.freed.append(pointer)
+        self.real.wf_free(pointer)
+
+    def wf_engine_free(self, handle: Any) -> None:
+        self.events.append("engine freed")
+        self.real.wf_engine_free(handle)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.real, name)
 
 
 def cyclic_template() -> dict[str, Any]:
@@ -257,6 +288,54 @@ def test_file_store_survives_close_and_reopen(tmp_path: Path) -> None:
         assert engine.call("template.export", {"templateId": template_id})["template"]["name"] == "one"
 
 
+def test_result_text_is_released_with_wf_free(engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The library's text of every result is freed with wf_free, once (README: engine.call)."""
+    spy = LibSpy()
+    monkeypatch.setattr(ENGINE_MODULE, "lib", spy)
+    assert engine.call("clock.now") == {"now": "2026-01-01T00:00:00.000Z"}
+    assert engine.call_json("clock.advance", '{"seconds": 1}')["now"] == "2026-01-01T00:00:01.000Z"
+    with pytest.raises(wf.NotFoundError):
+        engine.call("tool.get", {"kind": "Nope"})
+    assert len(spy.texts) == 3
+    assert spy.texts[2] == ffi.NULL  # a failed call hands out no text
+    assert spy.freed == spy.texts[:2]
+
+
+def test_close_waits_for_a_call_in_flight_before_freeing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """close() from another thread returns only after a call in flight did, then frees the handle."""
+    engine = Engine(MANUAL_CLOCK)
+    entered, release = threading.Event(), threading.Event()
+    spy = LibSpy()
+
+    def slow_call_text(out: Any, *rest: Any) -> int:
+        entered.set()
+        release.wait(30)
+        if "engine freed" in spy.events:  # the handle is gone: never call the library with it
+            out[0] = ffi.NULL
+            return int(wf.ESTATE)
+        return LibSpy.wf_call_text(spy, out, *rest)
+
+    spy.wf_call_text = slow_call_text  # type: ignore[method-assign]
+    monkeypatch.setattr(ENGINE_MODULE, "lib", spy)
+    results: list[Any] = []
+    caller = threading.Thread(target=lambda: results.append(engine.call("clock.now")))
+    caller.start()
+    try:
+        assert entered.wait(30)
+        closer = threading.Thread(target=engine.close)
+        closer.start()
+        closer.join(0.5)
+        assert closer.is_alive(), "close() returned while a call was in flight"
+        assert spy.events == []
+    finally:
+        release.set()
+        caller.join(30)
+    closer.join(30)
+    assert spy.events == ["call returned", "engine freed"]
+    assert results == [{"now": "2026-01-01T00:00:00.000Z"}]
+    assert engine.closed
+
+
 # --------------------------------------------------------------------------- Python-side argument errors
 
 
@@ -296,6 +375,32 @@ def test_call_json_rejects_non_str(engine: Engine) -> None:
 
 
 # --------------------------------------------------------------------------- engine errors
+
+
+def test_op_with_a_lone_surrogate_reaches_the_engine_as_invalid_utf8(engine: Engine) -> None:
+    # Only a non-str op (TypeError) and NUL (ValueError) are refused on the Python side; the
+    # bytes of any other str reach wf_call_text, which answers invalid UTF-8 itself.
+    with pytest.raises(wf.InvalidError) as caught:
+        engine.call("clock.\udcff")
+    assert (caught.value.code, caught.value.details["argument"]) == ("invalidUTF8", "op")
+
+
+def test_call_json_passes_a_lone_surrogate_through_unchanged(engine: Engine) -> None:
+    # call_json passes the text unchecked: the engine sees the bytes and refuses them, rather
+    # than a str codec error or a replacement character that would make the text valid.
+    with pytest.raises(wf.InvalidError) as caught:
+        engine.call_json("clock.now", '{"x": "\udcff"}')
+    assert caught.value.code == "invalidUTF8"
+    assert caught.value.details["argument"] == "args_json"
+
+
+@pytest.mark.parametrize("status", [1, 7, -1, -77])
+def test_check_error_raises_for_every_status_but_ok(status: int) -> None:
+    with pytest.raises(wf.WorkflowError) as caught:
+        wf.check_error(status)
+    assert type(caught.value) is wf.WorkflowError
+    assert caught.value.status == status
+
 
 
 def test_invalid_error(engine: Engine) -> None:
