@@ -107,7 +107,14 @@ public enum JanssonBridge {
     }
 
     private static func convert(_ p: UnsafePointer<json_t>, depth: Int, strings: ShortStrings) throws(Failure) -> JSON {
-        guard depth <= maxDepth else { throw Failure(problem: .tooDeep) }
+        // Containers count, from 1 at the top, as in JSONParser: the 513th nested one is too
+        // deep, whatever it holds (an empty one too). A scalar adds no level.
+        switch p.pointee.type {
+        case JSON_OBJECT, JSON_ARRAY:
+            guard depth < maxDepth else { throw Failure(problem: .tooDeep) }
+        default:
+            break
+        }
         switch p.pointee.type {
         case JSON_OBJECT:
             let mutable = UnsafeMutablePointer(mutating: p)

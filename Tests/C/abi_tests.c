@@ -930,9 +930,11 @@ static void test_json_short_strings(void) {
 }
 
 /* {"a": [[...[1]...]]}: `containers` objects and arrays nested, the args object included. */
-static json_t *nested_args(int containers) {
-    json_t *value = json_integer(1);
-    for (int i = 1; i < containers; i++) {
+/* {"a": [[...[1]...]]} with `containers` nested containers, args included; with `empty`, the
+   innermost array holds nothing (the scalar adds no level either way). */
+static json_t *nested_args(int containers, int empty) {
+    json_t *value = empty ? json_array() : json_integer(1);
+    for (int i = empty ? 2 : 1; i < containers; i++) {
         json_t *array = json_array();
         json_array_append_new(array, value);
         value = array;
@@ -944,12 +946,14 @@ static json_t *nested_args(int containers) {
 
 static void test_json_depth_limit(void) {
     wf_engine *engine = open_manual_engine();
-    for (int containers = 512; containers <= 513; containers++) {
+    for (int run = 0; run < 4; run++) {
+        int containers = 512 + run % 2, empty = run / 2;
         const char *expected = containers <= 512 ? "unknownArgument" : "tooDeep";
-        json_t *args = nested_args(containers);
+        json_t *args = nested_args(containers, empty);
         char *text = json_dumps(args, JSON_COMPACT);
         int rc = wf_call(NULL, engine, "clock.now", args);
-        printf("wf_call with args nested %d levels deep (%s):\n", containers,
+        printf("wf_call with args nested %d levels deep, the innermost %s (%s):\n", containers,
+               empty ? "an empty array" : "holding a number",
                containers <= 512 ? "converted; the op refuses the member" : "deeper than 512");
         check_error(rc, WF_EINVALID, expected, NULL, containers <= 512 ? "a" : "args");
         rc = wf_call_text(NULL, engine, "clock.now", text);
@@ -1217,7 +1221,7 @@ static void test_file_store_persists(void) {
     X(json_references, "args are borrowed; results are new references owned by the caller")                     \
     X(json_strings_with_nul, "U+0000 in json_t strings and keys is kept, not cut; in a string argument it is refused") \
     X(json_short_strings, "strings of 15-17 bytes differing in the last byte stay distinct (values and keys)")  \
-    X(json_depth_limit, "json_t args nested 512 deep convert, 513 are tooDeep, as for the same text")          \
+    X(json_depth_limit, "json_t args nested 512 deep convert, 513 are tooDeep (an empty innermost too), as text")          \
     X(json_invalid_utf8, "invalid UTF-8 in a json_t is invalidUTF8 with details.argument the path to it")      \
     X(threads_one_engine, "8 threads x 200 calls on one engine get consistent results")                          \
     X(file_store_persists, "a file store keeps templates, tools and the clock across free + reopen")
