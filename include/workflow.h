@@ -19,6 +19,11 @@
  *    is a BORROWED reference: the engine reads it during the call and keeps no
  *    reference to it. A `json_t **` result is a NEW reference: the caller owns
  *    it and must release it with json_decref().
+ *  - Numbers keep their kind both ways: a JSON integer (json_integer, or an
+ *    integer in text that fits 64 bits) stays an integer, exact over all of
+ *    json_int_t; a real (json_real, or text with a fraction or exponent, or an
+ *    integer past 64 bits) stays a real, 4.0 and -0.0 included. Strings inside
+ *    objects keep every byte, U+0000 too.
  *  - Text crosses the boundary as NUL-terminated UTF-8. A `char **` result is
  *    allocated by the library and must be released with wf_free().
  *  - Timestamps are RFC 3339 UTC strings with milliseconds
@@ -127,7 +132,11 @@ typedef struct wf_error {
     int status;
     /** The precise condition, for example "cycleDetected"; "ok" after a success. */
     const char *code;
-    /** A human-readable sentence, for example "cycle detected: a → b → a". */
+    /**
+     * A human-readable sentence, for example "cycle detected: a → b → a".
+     * Free of NUL, so that C sees all of it: a U+0000 the text would carry
+     * (quoted from an argument) is written as '?'; `code` likewise.
+     */
     const char *message;
     /** Structured facts (node ids, ports, the cycle path) as a BORROWED JSON object. */
     const json_t *details;
