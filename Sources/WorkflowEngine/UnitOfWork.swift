@@ -186,7 +186,8 @@ final class UnitOfWork {
     }
 
     /// A workflow read from the store must fit its template: one node per template node, in
-    /// order, every run and await on one of them, and each node's current run its own (and
+    /// order, every run and await on one of them, each await on an interactive run of its node,
+    /// and each node's current run its own (and
     /// succeeded if the node did). Its nodes and runs must be in step as the rules keep them:
     /// a run under way is its node's current run, in a status its mode takes, with the node in
     /// the state that status puts it in (``Run/nodeStateUnderWay``); a node in flight has a run
@@ -219,6 +220,13 @@ final class UnitOfWork {
         var position: [String: Int] = [:]
         position.reserveCapacity(w.runs.count)
         for (i, run) in w.runs.enumerated() { position[run.runId] = i }
+        // An await asks for one interactive run of its node (the rules file it with the run): one
+        // whose run is gone or another's never settles (its expiry timer fired without moving on).
+        for a in w.awaits {
+            guard let r = position[a.runId], w.runs[r].nodeId == a.nodeId, w.runs[r].mode == .interactive else {
+                throw corrupt("await \(a.awaitId) names run \(a.runId), which is not an interactive run of node '\(a.nodeId)'")
+            }
+        }
         var currentUnderWay = 0
         for node in w.nodes {
             guard let id = node.currentRunId else {

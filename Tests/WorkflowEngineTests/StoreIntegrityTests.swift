@@ -582,6 +582,35 @@ final class StoreIntegrityTests: XCTestCase {
         }
     }
 
+    /// Found by damaged stores (seed 6307 of the 6000s): an await's run id edited to a run that
+    /// does not exist. Its expiry timer fired, found no run to settle, and fired again, until
+    /// `clock.advance` gave up with `WF_EINTERNAL timerStuck`. An await names an interactive run
+    /// of its node, as the rules file it: one that does not is `storeCorrupt` when its workflow
+    /// is read, and a call over every workflow leaves that workflow out.
+    func testAnAwaitNamingNoRunOfItsNodeIsCorruptWhenItsWorkflowIsRead() throws {
+        for damage in ["UPDATE awaits SET runId = 'x'", "UPDATE awaits SET nodeId = 'up'"] {
+            let a = try open()
+            try a.callOrThrow("tool.register", ["kind": "Up", "inputs": ["text": "TextRef"], "outputs": ["text": "TextRef"]])
+            let t: JSON = ["schema": "app.workflow/v2", "name": "ask",
+                           "nodes": [["id": "ask", "kind": "UserMaskEditor", "outputs": ["mask": "MaskRef"],
+                                      "await": ["type": "draw_mask", "expiresIn": "PT1M"]],
+                                     ["id": "up", "kind": "Up", "inputs": ["text": "TextRef"], "outputs": ["text": "TextRef"]]]]
+            let tpl = try a.callOrThrow("template.register", ["template": t])["templateId"]!
+            let wf = try a.callOrThrow("workflow.create", ["templateId": tpl])["workflowId"]!
+            a.close()
+            try tamper(damage)
+            let b = try open()
+            guard case let .failure(e) = b.call("workflow.get", ["workflowId": wf]) else { return XCTFail("read a damaged workflow") }
+            XCTAssertEqual(e.code, "storeCorrupt", "\(damage): \(e)")
+            XCTAssertTrue(e.message.contains("not an interactive run of node"), e.message)
+            if case let .failure(e) = b.call("clock.advance", ["seconds": 120]) {
+                XCTAssertNotEqual(e.status, .internal, "\(damage): \(e)")
+            }
+            b.close()
+            tearDown()
+        }
+    }
+
     /// Found by damaged stores (seed 2246 of three thousand): bits flipped in the schema's text
     /// renamed a column of `assets`, and reading an asset failed with `storeReadFailed`, as if
     /// the disk had failed once. A table or column gone is a schema no longer the engine's:
