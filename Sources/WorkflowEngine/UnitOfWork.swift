@@ -52,6 +52,10 @@ final class UnitOfWork {
     /// the scheduler reads its totals in O(1) however many workflows a call (or a batch) touches.
     private(set) var queueCounts: [String: QueueCounts] = [:]
     private(set) var queueDelta = QueueCounts()
+    /// The workflows that started waiting in each queue during this call (nothing of theirs was
+    /// queued there before), in the order they did: their place in the line among workflows
+    /// served equally long ago (docs/OPS.md section 19, Scheduling).
+    private(set) var startedWaiting: (remote: [String: Int], local: [String: Int]) = ([:], [:])
     /// The committed counts of a workflow, from the scheduler's index.
     var committedQueueCounts: (String) -> QueueCounts = { _ in QueueCounts() }
 
@@ -292,7 +296,14 @@ final class UnitOfWork {
             if let jobId = w.runs[i].jobId { stagedJobs[jobId] = (w.runs[i].runId, id) }
         }
         let counts = QueueCounts(w)
-        queueDelta.add(counts, minus: queueCounts[id] ?? committedQueueCounts(id))
+        let before = queueCounts[id] ?? committedQueueCounts(id)
+        queueDelta.add(counts, minus: before)
+        if before.queuedRemote == 0, counts.queuedRemote > 0, startedWaiting.remote[id] == nil {
+            startedWaiting.remote[id] = startedWaiting.remote.count
+        }
+        if before.queuedLocal == 0, counts.queuedLocal > 0, startedWaiting.local[id] == nil {
+            startedWaiting.local[id] = startedWaiting.local.count
+        }
         queueCounts[id] = counts
     }
 

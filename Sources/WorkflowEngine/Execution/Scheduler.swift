@@ -19,17 +19,25 @@ final class Scheduler {
         var serveCounter: Int64 = 0
 
         /// Workflow `id`'s runs in this queue went from `old` to `new`: the totals follow, and it
-        /// joins the line when it starts waiting, leaves it when nothing of it waits any more.
-        mutating func update(_ id: String, from old: (queued: Int, running: Int), to new: (queued: Int, running: Int)) {
+        /// leaves the line when nothing of it waits any more. Returns whether it starts waiting:
+        /// it then joins the line now, unless `joinNow` is false (the caller calls ``join(_:)``).
+        @discardableResult
+        mutating func update(_ id: String, from old: (queued: Int, running: Int), to new: (queued: Int, running: Int),
+                             joinNow: Bool = true) -> Bool {
             totalQueued += new.queued - old.queued
             totalRunning += new.running - old.running
             assert((old.queued > 0) == rotation.contains(id), "the line holds exactly the workflows with queued runs")
             if new.queued == 0, old.queued > 0 {
                 rotation.remove(id)
             } else if new.queued > 0, old.queued == 0 {
-                rotation.insert(id, lastServed: lastServed[id] ?? 0)
+                if joinNow { join(id) }
+                return true
             }
+            return false
         }
+
+        /// `id` started waiting: it joins the line by when it was last served.
+        mutating func join(_ id: String) { rotation.insert(id, lastServed: lastServed[id] ?? 0) }
 
         /// `id` had its turn: it goes to the back of the line.
         mutating func served(_ id: String) {
@@ -52,17 +60,24 @@ final class Scheduler {
     /// The committed counts of one workflow, for a unit of work's running sums.
     func committedCounts(_ id: String) -> QueueCounts { committedByWorkflow[id] ?? QueueCounts() }
 
-    /// Workflow `id`'s committed counts become `new`.
-    private func setCommitted(_ id: String, _ new: QueueCounts) {
+    /// Workflow `id`'s committed counts become `new`. Returns whether it started waiting in each
+    /// queue; it joins that queue's line at once, unless `deferJoins` (the caller then calls
+    /// `join`, to order the workflows that started waiting together).
+    @discardableResult
+    private func setCommitted(_ id: String, _ new: QueueCounts, deferJoins: Bool = false) -> (remote: Bool, local: Bool) {
         let old = committedCounts(id)
-        guard new != old else { return }
+        guard new != old else { return (false, false) }
+        var joins = (remote: false, local: false)
         if new.queuedRemote != old.queuedRemote || new.runningRemote != old.runningRemote {
-            remote.update(id, from: (old.queuedRemote, old.runningRemote), to: (new.queuedRemote, new.runningRemote))
+            joins.remote = remote.update(id, from: (old.queuedRemote, old.runningRemote),
+                                         to: (new.queuedRemote, new.runningRemote), joinNow: !deferJoins)
         }
         if new.queuedLocal != old.queuedLocal || new.runningLocal != old.runningLocal {
-            local.update(id, from: (old.queuedLocal, old.runningLocal), to: (new.queuedLocal, new.runningLocal))
+            joins.local = local.update(id, from: (old.queuedLocal, old.runningLocal),
+                                       to: (new.queuedLocal, new.runningLocal), joinNow: !deferJoins)
         }
         committedByWorkflow[id] = new == QueueCounts() ? nil : new
+        return joins
     }
 
     /// Builds the index from the persisted summaries (rehydration). When each workflow was last
@@ -112,9 +127,11 @@ final class Scheduler {
             // Turn order: least recently served first, never served before any served, as one
             // line: the committed rotation, with the workflows this call queued for the first
             // time merged into it by when they were last served (behind those of the line served
-            // no later, who waited longer). So a batch serves as its calls would one by one.
+            // no later, who waited longer), ties in the order they started waiting in the call.
+            // So a batch serves as its calls would one by one.
+            let waiting = c == .remote ? uow.startedWaiting.remote : uow.startedWaiting.local
             let fresh = uow.touchedWorkflowIds.filter { !committed.contains($0) }
-                .sorted { (lastServed[$0] ?? 0, uow.workflows[$0]?.seq ?? 0) < (lastServed[$1] ?? 0, uow.workflows[$1]?.seq ?? 0) }
+                .sorted { (lastServed[$0] ?? 0, waiting[$0] ?? Int.max) < (lastServed[$1] ?? 0, waiting[$1] ?? Int.max) }
             let active = uow.activeWorkflow
             if let active {
                 // The active workflow is served until its queue or its cap runs out.
@@ -191,6 +208,7 @@ final class Scheduler {
                 if c == .remote { remote.served(id) } else { local.served(id) }
             }
         }
+        var joiners: (remote: [String], local: [String]) = ([], [])
         for id in uow.touchedWorkflowIds {
             if uow.deletedWorkflows.contains(id) {
                 setCommitted(id, QueueCounts())
@@ -198,7 +216,19 @@ final class Scheduler {
                 local.lastServed[id] = nil
                 continue
             }
-            if let staged = uow.queueCounts[id] { setCommitted(id, staged) }
+            if let staged = uow.queueCounts[id] {
+                let joins = setCommitted(id, staged, deferJoins: true)
+                if joins.remote { joiners.remote.append(id) }
+                if joins.local { joiners.local.append(id) }
+            }
+        }
+        // Workflows that started waiting join their line in the order they did (as the call's
+        // own pass took them), behind those of the line served no later.
+        for (c, ids) in [(ResourceClass.remote, joiners.remote), (.local, joiners.local)] where !ids.isEmpty {
+            let order = c == .remote ? uow.startedWaiting.remote : uow.startedWaiting.local
+            for id in ids.enumerated().sorted(by: { (order[$0.element] ?? Int.max, $0.offset) < (order[$1.element] ?? Int.max, $1.offset) }).map(\.element) {
+                if c == .remote { remote.join(id) } else { local.join(id) }
+            }
         }
         served = [:]
     }
