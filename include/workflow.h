@@ -21,9 +21,9 @@
  *    it and must release it with json_decref().
  *  - Numbers keep their kind both ways: a JSON integer (json_integer, or an
  *    integer in text that fits 64 bits) stays an integer, exact over all of
- *    json_int_t; a real (json_real, or text with a fraction or exponent, or an
- *    integer past 64 bits) stays a real, 4.0 and -0.0 included. Strings inside
- *    objects keep every byte, U+0000 too.
+ *    json_int_t; a real (json_real, or text with a fraction or exponent)
+ *    stays a real, 4.0 and -0.0 included; an integer in text past 64 bits
+ *    becomes a real. Strings inside objects keep every byte, U+0000 too.
  *  - Text crosses the boundary as NUL-terminated UTF-8. A `char **` result is
  *    allocated by the library and must be released with wf_free().
  *  - Timestamps are RFC 3339 UTC strings with milliseconds
