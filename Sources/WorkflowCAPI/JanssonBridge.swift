@@ -110,13 +110,8 @@ public enum JanssonBridge {
         // Containers count, from 1 at the top, as in JSONParser: the 513th nested one is too
         // deep, whatever it holds (an empty one too). A scalar adds no level.
         switch p.pointee.type {
-        case JSON_OBJECT, JSON_ARRAY:
-            guard depth < maxDepth else { throw Failure(problem: .tooDeep) }
-        default:
-            break
-        }
-        switch p.pointee.type {
         case JSON_OBJECT:
+            guard depth < maxDepth else { throw Failure(problem: .tooDeep) }
             let mutable = UnsafeMutablePointer(mutating: p)
             var members: [JSONObject.Member] = []
             members.reserveCapacity(json_object_size(p))
@@ -139,6 +134,7 @@ public enum JanssonBridge {
             }
             return .object(JSONObject(uniqueMembers: members))
         case JSON_ARRAY:
+            guard depth < maxDepth else { throw Failure(problem: .tooDeep) }
             let count = json_array_size(p)
             var array: [JSON] = []
             array.reserveCapacity(count)
