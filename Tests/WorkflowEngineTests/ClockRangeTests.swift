@@ -118,15 +118,20 @@ final class RecordableTimeEdgeTests: XCTestCase {
         XCTAssertNoThrow(try Engine(configJSON: ["clock": ["mode": "manual", "start": "2030-01-01T00:00:00.000Z"]]).close())
     }
 
-    func testAStorePathWithANulCharacterIsRefusedRatherThanCutShort() {
-        // "x.sqlite\0.other" would open x.sqlite; ":memory:\0x" an in-memory store.
-        for store in ["/tmp/wf-nul-test.sqlite\u{0}.other", ":memory:\u{0}x"] {
+    func testAStorePathWithANulCharacterIsRefusedRatherThanCutShort() throws {
+        // "x.sqlite\0.other" would open x.sqlite; ":memory:\0x" an in-memory store. The folder is
+        // this run's own: a fixed path in /tmp would be seen by other runs of the suite at once.
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("wf-nul-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let cut = folder.appendingPathComponent("x.sqlite").path
+        for store in [cut + "\u{0}.other", ":memory:\u{0}x"] {
             XCTAssertThrowsError(try Engine(configJSON: ["store": .string(store)])) { error in
                 XCTAssertEqual((error as? EngineError)?.code, "invalidConfig")
                 XCTAssertEqual((error as? EngineError)?.details["argument"], "config.store")
             }
         }
-        XCTAssertFalse(FileManager.default.fileExists(atPath: "/tmp/wf-nul-test.sqlite"))
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: folder.path), [], "no store was made at the cut path")
     }
 
     func testAdvancingByExactlyTheReportedMaximumIsAcceptedAtAnAwkwardTime() throws {
