@@ -53,6 +53,38 @@ final class ModelRoundTripTests: XCTestCase {
         XCTAssertThrowsError(try JSON(parsing: deep), "too deep")
     }
 
+    func testEveryRawControlCharacterInAStringIsRefused() {
+        // RFC 8259: U+0000 … U+001F must be escaped in a string, on the fast path (no escape
+        // before it) as on the slow one (after an escape).
+        for b in UInt8(0)..<0x20 {
+            XCTAssertThrowsError(try JSONParser.parse(bytes: [0x22, 0x61, b, 0x22]), "raw 0x\(String(b, radix: 16))")
+            XCTAssertThrowsError(try JSONParser.parse(bytes: [0x22, 0x5C, 0x6E, b, 0x22]), "raw 0x\(String(b, radix: 16)) after an escape")
+        }
+    }
+
+    func testAnEscapedLoneSurrogateIsNotUnicodeTextHighOrLow() {
+        for bad in [#""\ud800""#, #""\udc00""#, #""a\udfffb""#, #""\ud800\u0041""#] {
+            XCTAssertThrowsError(try JSON(parsing: bad), bad) { error in
+                XCTAssertEqual((error as? JSONParser.Failure)?.kind, .invalidUnicode, bad)
+            }
+        }
+        XCTAssertEqual(try JSON(parsing: #""\ud83c\udf89""#), .string("🎉"), "a pair is one scalar")
+    }
+
+    func testNestingCountsEveryContainerUpTo512ObjectsAndArraysAlike() throws {
+        // 512 containers deep parses, an empty innermost one counted; 513 is too deep.
+        func nested(_ depth: Int, object: Bool) -> String {
+            object ? String(repeating: #"{"a":"#, count: depth - 1) + "{}" + String(repeating: "}", count: depth - 1)
+                : String(repeating: "[", count: depth) + String(repeating: "]", count: depth)
+        }
+        for object in [true, false] {
+            XCTAssertNoThrow(try JSON(parsing: nested(JSONParser.maxDepth, object: object)), "512 deep, object: \(object)")
+            XCTAssertThrowsError(try JSON(parsing: nested(JSONParser.maxDepth + 1, object: object))) { error in
+                XCTAssertEqual((error as? JSONParser.Failure)?.kind, .tooDeep, "513 deep, object: \(object)")
+            }
+        }
+    }
+
     func testKeysThatAreOtherSpellingsOfTheSameTextAreTwoMembers() throws {
         // "café" precomposed and decomposed: Swift's String calls them equal; JSON keys are bytes.
         let o = try XCTUnwrap(JSON(parsing: #"{"caf\u00e9": 1, "cafe\u0301": 2, "caf\u00e9": 3}"#).objectValue)
