@@ -329,9 +329,19 @@ public struct NodeError: Error, Sendable, Equatable {
         code: "interrupted", message: "Interrupted: the app stopped while this step was running.",
         hint: "Retry to run it again with the same inputs.", isInterruption: true)
 
+    /// `{code, message, hint?}`: the error as a node shows it (`lastError`).
     public var json: JSON {
         var o: JSONObject = ["code": .string(code), "message": .string(message)]
         if let hint { o["hint"] = .string(hint) }
+        return .object(o)
+    }
+
+    /// `{code, message, hint?, details?}`: the error as a run's history shows it, with the facts
+    /// behind it when there are some.
+    public var jsonWithDetails: JSON {
+        var o: JSONObject = ["code": .string(code), "message": .string(message)]
+        if let hint { o["hint"] = .string(hint) }
+        if !details.isEmpty { o["details"] = .object(details) }
         return .object(o)
     }
 }

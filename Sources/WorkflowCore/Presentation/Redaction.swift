@@ -26,6 +26,21 @@ public enum Redaction {
     static let trailingPunctuation: Set<Character> = [".", ",", ";", ":", "!", "?", ")", "]", "}", ">", "\"", "'", "`",
                                                       "…", "\t"]
 
+    /// Every string inside `value` redacted as a line is; keys, numbers and booleans as they are
+    /// (the fields of a metric event, the details of a reported error).
+    public static func redactStrings(_ value: JSON) -> JSON {
+        switch value {
+        case .string(let s): return .string(redact(s))
+        case .array(let a): return .array(a.map(redactStrings))
+        case .object(let o): return .object(redactStrings(o))
+        default: return value
+        }
+    }
+
+    public static func redactStrings(_ object: JSONObject) -> JSONObject {
+        JSONObject(uniqueKeysWithValues: object.map { ($0.key, redactStrings($0.value)) })
+    }
+
     public static func redact(_ line: String) -> String {
         let phoned = redactPhoneNumbers(line)
         var words: [String] = []

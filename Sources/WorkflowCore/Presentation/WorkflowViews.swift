@@ -79,7 +79,7 @@ extension Executor {
             .map { ($0.key, JSON.string($0.value)) }))
         o["outputs"] = .object(JSONObject(uniqueKeysWithValues: run.outputs.sorted { $0.key < $1.key }
             .map { ($0.key, JSON.string($0.value)) }))
-        if let e = run.error { o["error"] = e.json }
+        if let e = run.error { o["error"] = e.jsonWithDetails }
         if run.submitAttempts > 1 { o["submitAttempts"] = JSON(run.submitAttempts) }
         return .object(o)
     }

@@ -144,7 +144,7 @@ extension Engine {
         // event name and every string in the fields go through the log redaction first.
         "metrics.record": OpHandler(mutates: true, args: ["event", "fields"]) { (_, uow, args) throws(EngineError) -> JSON in
             let event = Redaction.redact(try args.string("event"))
-            var fields = redactStrings(try args.optionalObject("fields") ?? [:])
+            var fields = Redaction.redactStrings(try args.optionalObject("fields") ?? [:])
             fields["source"] = "shell"
             uow.metric(event, fields)
             return ["recorded": true]
@@ -198,20 +198,6 @@ extension Engine {
         return found.sorted { $0.seq < $1.seq }
     }
 
-    /// Every string inside `value` redacted as log lines are (``Redaction``); keys, numbers and
-    /// booleans as they are.
-    static func redactStrings(_ value: JSON) -> JSON {
-        switch value {
-        case .string(let s): return .string(Redaction.redact(s))
-        case .array(let a): return .array(a.map(redactStrings))
-        case .object(let o): return .object(redactStrings(o))
-        default: return value
-        }
-    }
-
-    static func redactStrings(_ object: JSONObject) -> JSONObject {
-        JSONObject(uniqueKeysWithValues: object.map { ($0.key, redactStrings($0.value)) })
-    }
 
     static func cacheVariant(_ args: Args) throws(EngineError) -> CacheVariant {
         let v = try args.optionalChoice("variant", CacheVariant.allCases.map(\.rawValue))

@@ -219,7 +219,7 @@ extension Engine {
             let c = o["code"]?.stringValue ?? code
             let message = o["message"]?.stringValue ?? "The job failed (\(c))."
             return NodeError(code: c, message: Redaction.redact(message), hint: o["hint"]?.stringValue.map(Redaction.redact),
-                             details: o["details"]?.objectValue ?? [:])
+                             details: Redaction.redactStrings(o["details"]?.objectValue ?? [:]))
         default:
             throw Args.wrong("error", "an object {code, message}", e)
         }
