@@ -47,7 +47,9 @@ public enum MatchOperators {
                 if operand.stringValue.flatMap(Instant.init(rfc3339:)) == nil { return bad("an RFC 3339 timestamp") }
             case "$match":
                 guard let pattern = operand.stringValue else { return bad("a string") }
-                if (try? NSRegularExpression(pattern: pattern)) == nil { return bad("a valid regular expression") }
+                // The empty pattern matches every string, as regcomp and re read it;
+                // NSRegularExpression refuses to compile it.
+                if !pattern.isEmpty, (try? NSRegularExpression(pattern: pattern)) == nil { return bad("a valid regular expression") }
             case "$not":
                 if let inner = Matcher.check(operand, path: MatchPath.member(path, "$not")) { return inner }
             case "$contains":
@@ -136,6 +138,7 @@ public enum MatchOperators {
 
     static func regex(_ pattern: String, _ actual: JSON) -> String? {
         guard let s = actual.stringValue else { return "not a string" }
+        if pattern.isEmpty { return nil }
         let re = try! NSRegularExpression(pattern: pattern)  // checked
         return re.firstMatch(in: s, range: NSRange(s.startIndex..., in: s)) != nil ? nil : ""
     }
