@@ -106,7 +106,6 @@ enum RecordCoding {
         if let t = r.nextPollAt { o.append(uniqueKey: "nextPollAt", ms(t)) }
         if r.pollCount > 0 { o.append(uniqueKey: "pollCount", JSON(r.pollCount)) }
         if r.pollFailures > 0 { o.append(uniqueKey: "pollFailures", JSON(r.pollFailures)) }
-        if let s = r.providerStatus { o.append(uniqueKey: "providerStatus", .string(s)) }
         if let p = r.progress { o.append(uniqueKey: "progress", .double(p)) }
         if !r.logTail.isEmpty { o.append(uniqueKey: "logTail", JSON(r.logTail)) }
         if !r.outputs.isEmpty { o.append(uniqueKey: "outputs", portMap(r.outputs)) }
@@ -140,7 +139,6 @@ enum RecordCoding {
         r.nextPollAt = time(o["nextPollAt"])
         r.pollCount = count(o["pollCount"])
         r.pollFailures = count(o["pollFailures"])
-        r.providerStatus = o["providerStatus"]?.stringValue
         r.progress = o["progress"]?.doubleValue
         r.logTail = o["logTail"]?.arrayValue?.compactMap(\.stringValue) ?? []
         r.outputs = portMap(o["outputs"])

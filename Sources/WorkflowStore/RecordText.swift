@@ -30,7 +30,6 @@ extension RecordCoding {
         if let t = r.nextPollAt { w.key("nextPollAt"); w.int(t.milliseconds) }
         if r.pollCount > 0 { w.key("pollCount"); w.int(r.pollCount) }
         if r.pollFailures > 0 { w.key("pollFailures"); w.int(r.pollFailures) }
-        if let s = r.providerStatus { w.key("providerStatus"); w.string(s) }
         if let p = r.progress { w.key("progress"); w.double(p) }
         if !r.logTail.isEmpty {
             w.key("logTail")

@@ -296,6 +296,15 @@ final class MigrationTests: XCTestCase {
         let run = RecordCoding.decodeRun(runId: "r", nodeId: "n", try JSON(parsing: #"{"status": "completed", "mode": "remote"}"#))
         XCTAssertEqual(run.status, .succeeded)
         XCTAssertEqual(run.idempotencyKey, "r", "a missing key defaults to the run id")
+        // A member this library no longer writes (a run's providerStatus, before 2026-11-27) is
+        // left out, and the rest reads as it did.
+        let older = RecordCoding.decodeRun(runId: "r", nodeId: "n", try JSON(parsing: #"""
+            {"status": "running", "mode": "remote", "jobId": "job-1", "providerStatus": "queued", "pollCount": 2}
+            """#))
+        XCTAssertEqual(older.status, .running)
+        XCTAssertEqual(older.jobId, "job-1")
+        XCTAssertEqual(older.pollCount, 2)
+        XCTAssertNil(RecordCoding.encode(older).objectValue?["providerStatus"], "not written back")
         XCTAssertNil(try store.loadWorkflow("nope"))
     }
 

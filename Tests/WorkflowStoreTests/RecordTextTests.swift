@@ -26,7 +26,6 @@ final class RecordTextTests: XCTestCase {
             if maybe() { r.nextPollAt = Timestamp(milliseconds: Int64(rng.next() % 1_000_000)) }
             r.pollCount = Int(rng.next() % 3)
             r.pollFailures = Int(rng.next() % 3)
-            if maybe() { r.providerStatus = pick() }
             if maybe() {
                 let values: [Double] = [0, 1, 0.5, 0.01, 0.07, 1e-05, 0.3333333333333333, Double(i % 100) / 100]
                 r.progress = values[Int(rng.next() % UInt64(values.count))]

@@ -98,7 +98,6 @@ extension Executor {
         }
         wf.runs[r].jobId = jobId
         wf.runs[r].status = .submitted
-        wf.runs[r].providerStatus = "queued"
         wf.runs[r].nextAttemptAt = nil
         schedulePoll(&wf, runIndex: r)
         wf.updatedAt = ctx.now
@@ -139,7 +138,6 @@ extension Executor {
         ctx.settle(answerKey: AnswerKey.poll(run.runId))
         let wasReconnecting = run.pollFailures > 0
         wf.runs[r].pollFailures = 0
-        wf.runs[r].providerStatus = update.status.rawValue
         // Progress shown is monotonic within a run (a provider starting a new phase at 0.3 after
         // 0.6 does not move the bar back) and truthful (never more than the provider reported).
         if let p = update.progress { wf.runs[r].progress = max(wf.runs[r].progress ?? 0, min(max(p, 0), 1)) }

@@ -94,8 +94,6 @@ public struct Run: Sendable, Equatable {
     public var pollCount: Int
     /// Consecutive transport errors while polling ("Reconnecting…").
     public var pollFailures: Int
-    /// The provider's last reported status (queued, running, …).
-    public var providerStatus: String?
     public var progress: Double?
     /// Last lines of the job's log, redacted, at most 6.
     public var logTail: [String]
@@ -130,7 +128,6 @@ public struct Run: Sendable, Equatable {
         self.nextPollAt = nil
         self.pollCount = 0
         self.pollFailures = 0
-        self.providerStatus = nil
         self.progress = nil
         self.logTail = []
         self.outputs = [:]
