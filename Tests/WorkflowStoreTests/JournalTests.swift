@@ -50,6 +50,14 @@ private func writeJournal(_ path: String, _ entries: [(seq: Int64, body: [UInt8]
     journal.close()
 }
 
+/// Rows (row images) of the journal's entries the store's tables do not hold yet.
+private func unfoldedRows(_ path: String) throws -> Int {
+    let folded = try foldedThrough(path)
+    guard let data = FileManager.default.contents(atPath: JournalFile.path(forStore: path)) else { return 0 }
+    return try JournalFile.records(in: [UInt8](data)).filter { $0.seq > folded }
+        .reduce(0) { $0 + (try JournalCoding.decode($1.body).images.count) }
+}
+
 /// The last journal entry the store's tables hold.
 private func foldedThrough(_ path: String) throws -> Int64 {
     let q = try DatabaseQueue(path: path)
@@ -398,6 +406,28 @@ final class JournalTests: XCTestCase {
         }
     }
 
+    /// The limit counts rows, not only entries: commits of several rows each (two nodes and a
+    /// run) fold the journal once the next one would take it past `journalLimit` rows, long
+    /// before it holds `journalLimit` entries (the replay after a kill stays bounded in rows).
+    func testTheJournalHoldsAtMostItsLimitInRowsWhateverTheEntriesCount() throws {
+        let path = tempPath()
+        defer { removeStore(path) }
+        let store = try SQLiteStore(path: path, folding: .whenFull, journalLimit: 10)
+        var w = try driveOneWorkflow(store, 1)
+        for i in 1...12 {
+            try commit(store, &w) {
+                $0.nodes[0].attempts = i
+                $0.nodes[1].attempts = i
+                $0.runs[0].progress = Double(i) / 100
+            }
+            XCTAssertLessThanOrEqual(try unfoldedRows(path), 10, "rows waiting after commit \(i)")
+        }
+        XCTAssertEqual(try count(path, "runs"), 1, "folded along the way")
+        try reopenAfterKill(store) { reopened, _ in
+            XCTAssertEqual(try reopened.loadWorkflow("wf-1"), w)
+        }
+    }
+
     /// A commit the journal cannot hold (a template here) folds the journal first; when it
     /// fails, nothing of it is written and the journal still holds what it held.
     func testAFailedCommitLeavesTheJournalAsItWas() throws {
@@ -517,6 +547,9 @@ final class JournalTests: XCTestCase {
                 a.bytes = Int64(round)
                 a.meta = ["providerSchema": "v1", "w": 512]
                 a.provenance = Provenance(workflowId: "wf-\(round)", nodeId: "a", runId: "run-1", port: "image")
+                // Every field of the asset's row, when it was orphaned and its pin too.
+                if round % 2 == 1 { a.orphanedAt = Timestamp(milliseconds: 2_000 + Int64(round)) }
+                if round % 4 == 1 { a.pinned = true }
                 cs.assets[a.assetId] = .some(a)
             }
             if Bool.random(using: &rng) { cs.effectsTaken = [Int64(round)] }
