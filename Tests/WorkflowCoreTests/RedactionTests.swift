@@ -146,4 +146,79 @@ final class RedactionTests: XCTestCase {
         XCTAssertEqual(r("/homework/x"), "/homework/x")
         XCTAssertEqual(r("https://example.com/home/page"), "https://example.com/home/page")
     }
+
+    // MARK: Pinned by mutation testing
+
+    func testADataURIIsMediaWhereverItStartsAndWhateverItsEncoding() {
+        XCTAssertEqual(r("src=data:image/png;base64,iVBORw0KGgo="), "[media]", "joined to other text")
+        XCTAssertEqual(r("body data:text/plain;charset=utf-8,dear%20jane end"), "body [media] end", "percent-encoded, not base64")
+    }
+
+    func testABase64RunOf40CharactersIsMediaAndOneOf39IsNot() {
+        XCTAssertEqual(r("hash 0123456789abcdef0123456789abcdef01234567"), "hash [media]")
+        XCTAssertEqual(r("hash 0123456789abcdef0123456789abcdef0123456"), "hash 0123456789abcdef0123456789abcdef0123456")
+    }
+
+    func testAPDFFileNameIsAMediaFileName() {
+        XCTAssertEqual(r("attached scan-2026.pdf, done"), "attached [file], done")
+        XCTAssertEqual(r("open /Users/alice/Documents/Passport.PDF"), "open [file]")
+    }
+
+    func testAMediaFileNameFollowedByAnEllipsisOrInAngleBracketsKeepsThePunctuation() {
+        XCTAssertEqual(r("uploading photo.jpg…"), "uploading [file]…")
+        XCTAssertEqual(r("attachment <photo.jpg>"), "attachment <[file]>")
+    }
+
+    func testALineOfExactly500CharactersIsNotCut() {
+        let line = String(repeating: "abcd ", count: 100)
+        XCTAssertEqual(line.count, 500)
+        XCTAssertEqual(r(line), line)
+        XCTAssertEqual(r(line + "x"), line + "…")
+    }
+
+    func testPhoneNumbersJoinedToOtherTextWrittenAsPhoneNumbersAreRedacted() {
+        XCTAssertEqual(r("to=+14155550100"), "to=[phone]", "a leading +")
+        XCTAssertEqual(r("contact=415-555-0100"), "contact=[phone]", "the grouping of a national number")
+        XCTAssertEqual(r("ip=415.555.0100"), "ip=415.555.0100", "never dots alone: those are addresses and versions")
+    }
+
+    func testEveryKeyNamingAPhoneNumberIsRecognised() {
+        XCTAssertEqual(r("fax=4155550100"), "fax=[phone]")
+        XCTAssertEqual(r("phone_number=4155550100"), "phone_number=[phone]")
+        XCTAssertEqual(r("Tel:4155550100"), "Tel:[phone]")
+    }
+
+    func testAOneWordPhoneNumberHas9To15Digits() {
+        XCTAssertEqual(r("call 123456789012345"), "call [phone]")
+        XCTAssertEqual(r("call 1234567890123456"), "call 1234567890123456")
+        XCTAssertEqual(r("call 123456789"), "call [phone]")
+        XCTAssertEqual(r("call 12345678"), "call 12345678")
+    }
+
+    func testNationalAndInternationalPhoneShapesAcrossWords() {
+        XCTAssertEqual(r("call 1 415 555 0100"), "call [phone]")
+        XCTAssertEqual(r("call 0161 496 0000"), "call [phone]")
+        XCTAssertEqual(r("call 020 7946 0958"), "call [phone]")
+        XCTAssertEqual(r("call +353 1 234 5678"), "call [phone]", "a three-digit country code")
+    }
+
+    func testAddressesJoinedByAVerticalBarAreRedacted() {
+        XCTAssertEqual(r("cc=alice@x.com|bob@x.com"), "cc=[email]|[email]")
+    }
+
+    func testAHomeDirectoryUserNameEndsAtACommaAndMayBeOneLetter() {
+        XCTAssertEqual(r("in /home/bob, then"), "in /home/[user], then")
+        XCTAssertEqual(r("cd /home/x"), "cd /home/[user]")
+    }
+
+    func testARelativePathWithAQueryIsRedactedWholeLikeAURL() {
+        XCTAssertEqual(r("callback ./hooks/done?sig=abcdef"), "callback [url]")
+        XCTAssertEqual(r("open ~/share?token=s3cr3t"), "open [url]")
+    }
+
+    func testRedactStringsKeepsKeysAsTheyAre() {
+        let value: JSON = ["IMG_0042.HEIC": "IMG_0042.HEIC", "nested": ["jane@example.com": ["jane@example.com", 7]]]
+        XCTAssertEqual(Redaction.redactStrings(value),
+                       ["IMG_0042.HEIC": "[file]", "nested": ["jane@example.com": ["[email]", 7]]])
+    }
 }

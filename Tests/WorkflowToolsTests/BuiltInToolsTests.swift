@@ -67,4 +67,26 @@ final class BuiltInToolsTests: XCTestCase {
         XCTAssertEqual(web["error"]?["code"], "unreadableInput")
         XCTAssertEqual(web["error"]?["details"]?["scheme"], "https")
     }
+
+    func testAWrongParameterTypeNamesTheParameterInTheErrorDetails() {
+        let answer = ToolBox.builtInTextTools().answer(localRun("Append", params: ["suffix": 3], inputs: textInput("a")))
+        XCTAssertEqual(answer["error"]?["details"]?["param"], "suffix")
+    }
+
+    func testAnAnsweredTextAssetCarriesItsTypeSizeInBytesAndProviderSchema() {
+        let answer = ToolBox.builtInTextTools().answer(localRun("Text", params: ["text": "héllo 👍"]))
+        let out = answer["outputs"]?["text"]
+        XCTAssertEqual(out?["type"], "TextRef")
+        XCTAssertEqual(out?["bytes"], 11, "UTF-8 bytes, not characters")
+        XCTAssertEqual(out?["meta"], ["providerSchema": "v1"])
+        XCTAssertEqual(TextContent.asset("x").meta, ["providerSchema": "v1"])
+    }
+
+    func testAMalformedDataURIFailsAsUnreadableInput() {
+        for uri in ["data:text/plain;base64,@@not base64@@", "data:text/plain;charset=utf-8;base64,/w==", "data:text/plain"] {
+            XCTAssertThrowsError(try TextContent.read(uri), uri) { error in
+                XCTAssertEqual((error as? ToolFailure)?.code, "unreadableInput", uri)
+            }
+        }
+    }
 }

@@ -83,4 +83,29 @@ final class ToolBoundaryTests: XCTestCase {
         let untyped: JSON = ["runId": "run-1", "kind": "Uppercase"]
         XCTAssertFalse(box.handles(untyped))
     }
+
+    // MARK: Previews at their limits
+
+    func testAnAppendPreviewWithNoSuffixOfALongTextEndsInAnEllipsis() throws {
+        let box = ToolBox.builtInTextTools()
+        let effect = localRun("Append", inputs: textInput(String(repeating: "xy", count: 100)))
+        let made = try XCTUnwrap(outputText(box.answer(effect)))
+        let preview = try XCTUnwrap(box.preview(effect))
+        XCTAssertEqual(preview, ToolPreview.text(made))
+        XCTAssertEqual(preview.text?.last, "…")
+    }
+
+    func testAPreviewCutForSizeKeepsEveryCharacterThatFitsExactlyBeforeTheEllipsis() throws {
+        // 50 characters of 19 bytes and one of 71: exactly 1,021 bytes, so with the 3-byte
+        // ellipsis the preview is exactly maxBytes long.
+        let marks19 = "e" + String(repeating: "\u{301}", count: 9)
+        let marks71 = "o" + String(repeating: "\u{302}", count: 35)
+        XCTAssertEqual(marks19.utf8.count, 19)
+        XCTAssertEqual(marks71.utf8.count, 71)
+        let kept = String(repeating: marks19, count: 50) + marks71
+        let text = kept + String(repeating: "x", count: 41)
+        let preview = ToolPreview.text(text)
+        XCTAssertEqual(preview.bytes.count, ToolPreview.maxBytes)
+        XCTAssertEqual(preview.text, kept + "…")
+    }
 }

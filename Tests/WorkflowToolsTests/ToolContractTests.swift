@@ -183,6 +183,44 @@ final class ToolContractTests: XCTestCase {
         let codes = e.details["errors"]?.arrayValue?.compactMap { $0["code"]?.stringValue } ?? [e.code]
         XCTAssertTrue(codes.contains("toolContractMismatch"), "\(e)")
     }
+
+    // MARK: The invocation a tool is given
+
+    func testAToolIsGivenItsRunIdAndItsDefaultsUnderTheEffectsParams() throws {
+        struct Greeter: Tool {
+            var spec: ToolSpec {
+                ToolSpec(kind: "Greeter", outputs: [PortSpec(name: "text", type: "TextRef")],
+                         defaults: ["greeting": "hi", "name": "you"])
+            }
+            func run(_ invocation: ToolInvocation) throws -> [String: AssetDraft] {
+                let line = "\(invocation.runId): \(try invocation.stringParam("greeting")) \(try invocation.stringParam("name"))"
+                return ["text": TextContent.asset(line)]
+            }
+        }
+        let box = try ToolBox([Greeter()])
+        XCTAssertEqual(outputText(box.answer(localRun("Greeter", runId: "run-7"))), "run-7: hi you", "the spec's defaults")
+        XCTAssertEqual(outputText(box.answer(localRun("Greeter", runId: "run-8", params: ["name": "Ada"]))), "run-8: hi Ada",
+                       "the effect's params over the defaults")
+        let (_, invocation) = try box.invocation(for: localRun("Greeter", runId: "run-9"))
+        XCTAssertEqual(invocation.runId, "run-9")
+        XCTAssertEqual(invocation.kind, "Greeter")
+        XCTAssertEqual(invocation.params, ["greeting": "hi", "name": "you"])
+    }
+
+    func testReadingAnUnboundOptionalInputFailsAsMissingInputNamingThePort() throws {
+        struct Strict: Tool {
+            var spec: ToolSpec {
+                ToolSpec(kind: "Strict", inputs: [PortSpec(name: "note", type: "TextRef", optional: true)],
+                         outputs: [PortSpec(name: "text", type: "TextRef")])
+            }
+            func run(_ invocation: ToolInvocation) throws -> [String: AssetDraft] {
+                ["text": TextContent.asset(try invocation.text("note"))]
+            }
+        }
+        let answer = try ToolBox([Strict()]).answer(localRun("Strict"))
+        XCTAssertEqual(answer["error"]?["code"], "missingInput")
+        XCTAssertEqual(answer["error"]?["message"], "The 'note' input is not bound.")
+    }
 }
 
 /// Text (n1) → `kind` (n2).
