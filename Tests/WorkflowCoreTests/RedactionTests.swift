@@ -25,6 +25,10 @@ final class RedactionTests: XCTestCase {
     func testAddressesAndNumbersJoinedToOtherTextByPunctuationAreRedactedToo() {
         XCTAssertEqual(r("sending to alice@example.com;bob@example.com"), "sending to [email];[email]")
         XCTAssertEqual(r("to:a@x.com,b@x.com"), "to:[email],[email]")
+        // One address joined to a key keeps the key, as several do (the key is not the address).
+        XCTAssertEqual(r("to=a@x.com"), "to=[email]")
+        XCTAssertEqual(r("to=<a@x.com>"), "to=<[email]>")
+        XCTAssertEqual(r("reply-to:jane@example.com."), "reply-to:[email].")
         XCTAssertEqual(r("Alice Smith <alice@example.com>"), "Alice Smith <[email]>")
         XCTAssertEqual(r("phone:+14155550100"), "phone:[phone]")
         XCTAssertEqual(r("tel=415-555-0100,"), "tel=[phone],")
@@ -83,6 +87,14 @@ final class RedactionTests: XCTestCase {
         XCTAssertEqual(out, "fetch [file] done")
         XCTAssertFalse(out.contains("secret"))
         XCTAssertEqual(r("file:///Users/alice/Movies/clip.mov#t=10,"), "[file],")
+    }
+
+    func testMediaFileNamesWithAQueryAreFileAlsoWhenNotAURL() {
+        // A bare name or a relative path to a media file, with a query or a fragment: the query's
+        // token goes with the name.
+        XCTAssertEqual(r("got out/beach.png?sig=abc"), "got [file]")
+        XCTAssertEqual(r("got beach.png?sig=abc, then clip.MOV#t=3."), "got [file], then [file].")
+        XCTAssertEqual(r("see report.txt?v=2"), "see report.txt?v=2", "not a media file")
     }
 
     func testURLsCarryingTokensAreRedactedWhole() {

@@ -5,10 +5,10 @@
 ///
 /// - data URIs and long base64 runs become `[media]`;
 /// - file names of media (`photo.jpg`, also `IMG_0042.HEIC`, a path or a URL ending in one, with
-///   or without a query) become `[file]`;
+///   or without a query: `out/beach.png?sig=…`) become `[file]`;
 /// - other URLs with a query, a fragment or user info (signed links, tokens) become `[url]` whole;
 /// - e-mail addresses become `[email]`, also joined to other text (`a@x.com;b@x.com`,
-///   `to=a@x.com`, `<a@x.com>`);
+///   `to=a@x.com` → `to=[email]`, `<a@x.com>`);
 /// - phone numbers become `[phone]`: a word of 9–15 digits and `+-().` only, and numbers written
 ///   across words: `+1 415 555 0100`, `+44 20 7946 0958`, `(415) 555-0100`, `415 555 0100`;
 /// - the user name of a home directory becomes `[user]`: `/Users/alice/…`, `/home/bob/…`,
@@ -68,9 +68,17 @@ public enum Redaction {
         let lowerCore = c.lowercased()
         if let token = urlToken(lowerCore) { return replaced(token) }
         if looksLikeBase64(c) { return replaced("[media]") }
-        if looksLikeEmail(c) { return replaced("[email]") }
+        if looksLikeEmail(c) {
+            // A key or bracket joined to one address (`to=a@x.com`, `to=<a@x.com>`) stays, as with
+            // several addresses or a phone number: only the address goes.
+            if let pieces = redactJoinedPieces(c) { return redactHomeDirectories(replaced(pieces)) }
+            return replaced("[email]")
+        }
         if looksLikePhone(c) { return replaced("[phone]") }
-        if let ext = fileExtension(lowerCore), mediaExtensions.contains(ext) { return replaced("[file]") }
+        // A media file name, also a relative path to one, with or without a query or fragment
+        // (`beach.png?sig=…`, `out/beach.png#x`).
+        let path = lowerCore.firstIndex { $0 == "?" || $0 == "#" }.map { String(lowerCore[..<$0]) } ?? lowerCore
+        if let ext = fileExtension(path), mediaExtensions.contains(ext) { return replaced("[file]") }
         if let pieces = redactJoinedPieces(c) { return redactHomeDirectories(replaced(pieces)) }
         return redactHomeDirectories(word)
     }
