@@ -198,7 +198,6 @@ extension Engine {
         return found.sorted { $0.seq < $1.seq }
     }
 
-
     static func cacheVariant(_ args: Args) throws(EngineError) -> CacheVariant {
         let v = try args.optionalChoice("variant", CacheVariant.allCases.map(\.rawValue))
         guard let v, let variant = CacheVariant(rawValue: v) else { throw Args.missing("variant") }
