@@ -30,7 +30,8 @@ public struct Args: Sendable {
     public func optionalNonEmptyString(_ key: String) throws(EngineError) -> String? {
         guard let s = try optionalString(key) else { return nil }
         guard !s.isEmpty else {
-            throw .invalid("invalidArgument", "\(key) must not be empty", details: ["argument": .string(key)])
+            throw .invalid("invalidArgument", "\(key) must not be empty",
+                           details: ["argument": .string(key), "expected": "a non-empty string"])
         }
         return s
     }
@@ -41,7 +42,8 @@ public struct Args: Sendable {
         guard let v = self[key] else { return nil }
         guard case let .string(s) = v else { throw Args.wrong(key, "a string", v) }
         guard !s.utf8.contains(0) else {
-            throw .invalid("invalidArgument", "\(key) must not contain U+0000", details: ["argument": .string(key)])
+            throw .invalid("invalidArgument", "\(key) must not contain U+0000",
+                           details: ["argument": .string(key), "expected": "a string without U+0000"])
         }
         return s
     }
@@ -62,7 +64,7 @@ public struct Args: Sendable {
         guard let i = v.intValue else { throw Args.wrong(key, "an integer", v) }
         guard i >= min, i <= max else {
             throw .invalid("invalidArgument", "\(key) must be between \(min) and \(max)",
-                           details: ["argument": .string(key)])
+                           details: ["argument": .string(key), "expected": .string("an integer from \(min) to \(max)")])
         }
         return i
     }
@@ -73,7 +75,7 @@ public struct Args: Sendable {
         guard let d = v.doubleValue, d.isFinite else { throw Args.wrong(key, "a number of seconds", v) }
         guard d >= min, d <= max else {
             throw .invalid("invalidArgument", "\(key) must be between \(min) and \(max) seconds",
-                           details: ["argument": .string(key)])
+                           details: ["argument": .string(key), "expected": .string("from \(min) to \(max) seconds")])
         }
         return d
     }

@@ -9,13 +9,15 @@ extension Engine {
         "batch": OpHandler(mutates: true, args: ["calls"]) { (engine, uow, args) throws(EngineError) -> JSON in
             guard let given = args["calls"], !given.isNull else { throw Args.missing("calls") }
             guard let calls = given.arrayValue else {
-                throw .invalid("invalidArgument", "calls must be an array of {op, args}", details: ["argument": "calls"])
+                throw .invalid("invalidArgument", "calls must be an array of {op, args}",
+                               details: ["argument": "calls", "expected": "an array of {op, args}"])
             }
             var results: [JSON] = []
             results.reserveCapacity(calls.count)
             for (i, call) in calls.enumerated() {
                 guard case let .object(o) = call, case let .string(op)? = o["op"] else {
-                    throw .invalid("invalidArgument", "calls[\(i)] must be {op, args}", details: ["argument": .string("calls[\(i)]")])
+                    throw .invalid("invalidArgument", "calls[\(i)] must be {op, args}",
+                                   details: ["argument": .string("calls[\(i)]"), "expected": "{op, args}"])
                 }
                 // A member other than op and args is refused, as an unknown argument of a single
                 // call is: a misspelt `arg` would otherwise run the call without its arguments.
@@ -31,7 +33,7 @@ extension Engine {
                 if let a = o["args"], !a.isNull {
                     guard case let .object(ao) = a else {
                         throw .invalid("invalidArgument", "calls[\(i)].args must be an object",
-                                       details: ["argument": .string("calls[\(i)].args")])
+                                       details: ["argument": .string("calls[\(i)].args"), "expected": "an object"])
                     }
                     callArgs = ao
                 }

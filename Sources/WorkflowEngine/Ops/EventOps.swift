@@ -161,14 +161,14 @@ extension Engine {
         guard let status = JobUpdate.Status(rawValue: statusText) else {
             throw .invalid("invalidArgument",
                            "status must be one of \(JobUpdate.Status.allCases.map(\.rawValue).joined(separator: ", ")), not '\(statusText)'",
-                           details: ["argument": "status"])
+                           details: ["argument": "status", "allowed": JSON(JobUpdate.Status.allCases.map(\.rawValue))])
         }
         var progress: Double?
         if let p = args["progress"] {
             guard let d = p.doubleValue else { throw Args.wrong("progress", "a number from 0 to 1", p) }
             guard d.isFinite, d >= 0, d <= 1 else {
                 throw .invalid("invalidArgument", "progress must be a number from 0 to 1 (a fraction, not a percentage), not \(d)",
-                               details: ["argument": "progress"])
+                               details: ["argument": "progress", "expected": "a number from 0 to 1"])
             }
             progress = d
         }

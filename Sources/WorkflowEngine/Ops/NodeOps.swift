@@ -79,7 +79,7 @@ extension Engine {
         // node.selectInput {workflowId, nodeId, port, assetId | null} → {node}: pins an input to a candidate.
         "node.selectInput": OpHandler(mutates: true, args: ["workflowId", "nodeId", "port", "assetId"]) { (_, uow, args) throws(EngineError) -> JSON in
             let port = try args.string("port")
-            let assetId = try args.optionalString("assetId")
+            let assetId = try args.optionalNonEmptyString("assetId")  // an id: never empty (null clears)
             return try withWorkflow(uow, args) { (wf, executor) throws(EngineError) -> JSON in
                 let n = try nodeIndex(wf, executor, args)
                 try executor.selectInput(&wf, n, port: port, assetId: assetId)
