@@ -85,6 +85,8 @@ public struct ToolBox: Sendable {
                                details: ["kind": .string(kind), "port": .string(port)])
             }
             let draft = try AssetDraft.decode(value, path: "inputs.\(port)")
+            // An asset without a type is taken as the port's (as a host's asset draft is, OPS §3);
+            // only a different type is refused.
             if let type = draft.type, type != declared.type {
                 throw .invalid("portTypeMismatch", "the '\(port)' input is \(type) but '\(kind)' takes \(declared.type) there",
                                details: ["kind": .string(kind), "port": .string(port), "expected": .string(declared.type),
@@ -150,6 +152,7 @@ public struct ToolBox: Sendable {
                 throw .invalid("missingOutput", "'\(spec.kind)' declares an output '\(port.name)' (\(port.type)) but made none",
                                details: ["kind": .string(spec.kind), "port": .string(port.name), "expected": .string(port.type)])
             }
+            // An output without a type takes the port's when the engine records it (OPS §3).
             if let type = draft.type, type != port.type {
                 throw .invalid("portTypeMismatch", "'\(spec.kind)' made \(type) for its '\(port.name)' output, declared \(port.type)",
                                details: ["kind": .string(spec.kind), "port": .string(port.name), "expected": .string(port.type),

@@ -129,6 +129,26 @@ final class ToolContractTests: XCTestCase {
         XCTAssertEqual(chatty["lastError"]?["message"], "'Chatty' made an output 'log' it does not declare (it makes text: TextRef)")
     }
 
+    func testAnAssetWithoutATypeIsTakenAsThePortsInAndOut() throws {
+        // As a host's asset draft (OPS §3): no type means the port's; only another type is refused.
+        let untyped = textTool("Untyped") { inv in
+            var out = TextContent.asset(try inv.text("text").uppercased())
+            out.type = nil
+            return ["text": out]
+        }
+        let box = try ToolBox([untyped])
+        var input = TextContent.asset("hello")
+        input.type = nil
+        let answer = box.answer(localRun("Untyped", inputs: ["text": ToolBox.json(input)]))
+        XCTAssertNil(answer["error"], "\(answer)")
+        XCTAssertEqual(outputText(answer), "HELLO")
+        let host = try ToolHost(try ToolBox([BuiltInTools.TextSource(), untyped]))
+        let wf = try host.runToEnd(twoNodes("Untyped"))
+        XCTAssertEqual(try host.node(wf, "n2")["state"], "succeeded")
+        let assetId = try XCTUnwrap(try host.node(wf, "n2")["outputs"]?["text"])
+        XCTAssertEqual(try host.call("asset.get", ["assetId": assetId])["type"], "TextRef", "recorded with the port's type")
+    }
+
     func testAToolFailureReachesTheNodeWithItsCodeMessageAndHint() throws {
         let picky = textTool("Picky") { _ in
             throw ToolFailure(code: "textTooShort", message: "The text needs at least 10 characters.", hint: "Write more.")
