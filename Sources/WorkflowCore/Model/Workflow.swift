@@ -339,9 +339,8 @@ public struct NodeError: Error, Sendable, Equatable {
     /// `{code, message, hint?, details?}`: the error as a run's history shows it, with the facts
     /// behind it when there are some.
     public var jsonWithDetails: JSON {
-        var o: JSONObject = ["code": .string(code), "message": .string(message)]
-        if let hint { o["hint"] = .string(hint) }
-        if !details.isEmpty { o["details"] = .object(details) }
+        guard !details.isEmpty, case var .object(o) = json else { return json }
+        o["details"] = .object(details)
         return .object(o)
     }
 }
