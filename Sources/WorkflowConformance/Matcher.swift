@@ -89,8 +89,10 @@ public enum Matcher {
         case let (.bool(x), .bool(y)): return x == y
         case let (.string(x), .string(y)): return x.unicodeScalars.elementsEqual(y.unicodeScalars)
         case let (.int(x), .int(y)): return x == y
-        case (.int, .double), (.double, .int), (.double, .double):
-            return a.doubleValue! == b.doubleValue!
+        case let (.double(x), .double(y)): return x == y
+        // By value, exactly: a real matches an integer only when it is that integer (2^53 + 1
+        // is not 2^53 as a real, though the two convert to the same double).
+        case let (.int(i), .double(d)), let (.double(d), .int(i)): return Int64(exactly: d) == i
         default: return false
         }
     }

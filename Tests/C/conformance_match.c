@@ -57,9 +57,18 @@ int cm_is_operator(const json_t *value) {
 
 static int is_number(const json_t *v) { return json_is_integer(v) || json_is_real(v); }
 
+/* A real equals an integer only when it is that integer exactly: 2^53 + 1 is not the real
+ * 2^53, though both convert to the same double. */
+static int integer_equals_real(json_int_t i, double d) {
+    if (!(d >= -9223372036854775808.0 && d < 9223372036854775808.0) || d != floor(d)) return 0;
+    return (json_int_t)d == i;
+}
+
 static int numbers_equal(const json_t *a, const json_t *b) {
     if (json_is_integer(a) && json_is_integer(b)) return json_integer_value(a) == json_integer_value(b);
-    return json_number_value(a) == json_number_value(b);
+    if (json_is_integer(a)) return integer_equals_real(json_integer_value(a), json_real_value(b));
+    if (json_is_integer(b)) return integer_equals_real(json_integer_value(b), json_real_value(a));
+    return json_real_value(a) == json_real_value(b);
 }
 
 /* ---------------------------------------------------------------------------

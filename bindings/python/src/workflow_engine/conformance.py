@@ -362,13 +362,9 @@ def _scalar_equal(expect: Any, actual: Any) -> bool:
 
 
 def _numbers_equal(a: int | float, b: int | float) -> bool:
-    """Integers exactly, anything with a real as doubles (as the C and Swift runners)."""
-    if isinstance(a, int) and isinstance(b, int):
-        return a == b
-    try:
-        return float(a) == float(b)
-    except OverflowError:
-        return False
+    """By value, exactly: Python compares an int and a float without rounding the int, so a
+    real matches an integer only when it is that integer (as the C and Swift runners)."""
+    return a == b
 
 
 # --------------------------------------------------------------------------- operators
