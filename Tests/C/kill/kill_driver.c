@@ -7,6 +7,10 @@
  *   kill-driver check --store PATH --seed N    verify the finished store (exit 0 when sound)
  *   kill-driver plan  --seed N                 print the graph built from the seed
  *
+ * `run` and `check` take --durability normal|full, the engine's "durability" (default
+ * normal: a commit survives a killed process; full: also a power cut, which
+ * kill-supervisor --power-cut simulates).
+ *
  * The graph (50 nodes, built deterministically from the seed) mixes local text
  * tools (Text, Upper, Append, Reverse, Concat: run by this program on
  * local.run) and remote tools answered by a fake provider (ShoutRemote: text
@@ -57,6 +61,8 @@
  * ------------------------------------------------------------------------- */
 
 static const char *g_store;
+/* The engine's "durability": "normal" or "full" (--durability). */
+static const char *g_durability = "normal";
 static char g_journal_path[4096];
 static char g_ledger_path[4096];
 static int g_violations;
@@ -482,9 +488,9 @@ static int taken_earlier(const driver *d, const char *run_id) {
 
 static wf_engine *open_engine(uint64_t seed) {
     wf_engine *engine = NULL;
-    json_t *config = json_pack("{s:s, s:{s:s, s:s}, s:I, s:s, s:{s:i, s:i}}", "store", g_store, "clock", "mode", "manual",
-                               "start", "2026-01-01T00:00:00.000Z", "seed", (json_int_t)seed, "logLevel", "critical",
-                               "concurrency", "remote", 6, "local", 2);
+    json_t *config = json_pack("{s:s, s:{s:s, s:s}, s:I, s:s, s:{s:i, s:i}, s:s}", "store", g_store, "clock", "mode",
+                               "manual", "start", "2026-01-01T00:00:00.000Z", "seed", (json_int_t)seed, "logLevel",
+                               "critical", "concurrency", "remote", 6, "local", 2, "durability", g_durability);
     int status = wf_engine_open(&engine, config);
     json_decref(config);
     if (status != WF_OK) {
@@ -1067,7 +1073,8 @@ static int check(uint64_t seed) {
  * ------------------------------------------------------------------------- */
 
 static void usage(void) {
-    fprintf(stderr, "usage: kill-driver run|check --store PATH --seed N\n       kill-driver plan --seed N\n");
+    fprintf(stderr, "usage: kill-driver run|check --store PATH --seed N [--durability normal|full]\n"
+                    "       kill-driver plan --seed N\n");
     exit(2);
 }
 
@@ -1080,6 +1087,8 @@ int main(int argc, char **argv) {
             g_store = argv[++i];
         } else if (eq(argv[i], "--seed") && i + 1 < argc) {
             seed = strtoull(argv[++i], NULL, 10);
+        } else if (eq(argv[i], "--durability") && i + 1 < argc && (eq(argv[i + 1], "normal") || eq(argv[i + 1], "full"))) {
+            g_durability = argv[++i];
         } else {
             usage();
         }

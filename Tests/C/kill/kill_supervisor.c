@@ -5,6 +5,7 @@
  *
  *   kill-supervisor --driver PATH --dir DIR [--kills N] [--seed S]
  *                   [--min-ms A] [--max-ms B] [--timeout S] [--keep]
+ *                   [--power-cut SHIM]
  *
  * Rounds: each round is a fresh store DIR/round-NNN.sqlite and a fresh
  * 50-node workflow built from seed S*1000+NNN. The driver is launched, and
@@ -19,8 +20,16 @@
  * fails, or a launch that does not finish within the timeout (default 120 s)
  * stops everything: the files stay in DIR for a post-mortem and the exit
  * status is 1. On success the round files are removed, unless --keep.
+ *
+ * --power-cut SHIM makes every kill a power cut: the driver runs with the
+ * engine's "durability": "full" and with SHIM (powercut_shim.so) preloaded,
+ * which keeps beside each store file the file as a power cut would leave it
+ * (its synced writes only, `F.durable`). After each kill the store's files
+ * are replaced by those images (SQLite's "-shm" is removed: SQLite rebuilds
+ * it), and before each launch each file is copied to its image.
  */
 #define _POSIX_C_SOURCE 200809L
+#define _XOPEN_SOURCE 700
 
 #include <errno.h>
 #include <fcntl.h>
@@ -37,6 +46,12 @@
 
 static const char *g_driver;
 static const char *g_dir;
+/* --power-cut: the shim to preload, or NULL. */
+static const char *g_shim;
+
+/* The store's files a power cut concerns, and what each keeps as its image. */
+static const char *const g_store_files[] = {"", "-wal", "-journal", "-wfjournal"};
+#define STORE_FILE_COUNT (sizeof g_store_files / sizeof g_store_files[0])
 
 static uint64_t next_random(uint64_t *state) {
     uint64_t z = (*state += 0x9E3779B97F4A7C15ULL);
@@ -74,7 +89,15 @@ static pid_t launch(const char *mode, const char *store, unsigned long long seed
             dup2(fd, 2);
             close(fd);
         }
-        execl(g_driver, g_driver, mode, "--store", store, "--seed", seed_text, (char *)NULL);
+        if (g_shim) {
+            if (strcmp(mode, "run") == 0) {
+                setenv("LD_PRELOAD", g_shim, 1);
+                setenv("POWERCUT_STORE", store, 1);
+            }
+            execl(g_driver, g_driver, mode, "--store", store, "--seed", seed_text, "--durability", "full", (char *)NULL);
+        } else {
+            execl(g_driver, g_driver, mode, "--store", store, "--seed", seed_text, (char *)NULL);
+        }
         perror("kill-supervisor: exec");
         _exit(127);
     }
@@ -134,11 +157,69 @@ static void remove_round_files(const char *store) {
         snprintf(path, sizeof path, "%s%s", store, suffixes[i]);
         unlink(path);
     }
+    for (size_t i = 0; i < STORE_FILE_COUNT; i++) {
+        snprintf(path, sizeof path, "%s%s.durable", store, g_store_files[i]);
+        unlink(path);
+    }
+}
+
+static void fail_io(const char *what, const char *path) {
+    fprintf(stderr, "kill-supervisor: %s %s: %s\n", what, path, strerror(errno));
+    exit(1);
+}
+
+/* Copies `from` over `to` (an image: written whole, then renamed into place). */
+static void copy_file(const char *from, const char *to) {
+    char tmp[4400];
+    snprintf(tmp, sizeof tmp, "%s.tmp", to);
+    int in = open(from, O_RDONLY);
+    if (in < 0) fail_io("cannot read", from);
+    int out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (out < 0) fail_io("cannot write", tmp);
+    char buffer[65536];
+    ssize_t n;
+    while ((n = read(in, buffer, sizeof buffer)) > 0) {
+        if (write(out, buffer, (size_t)n) != n) fail_io("cannot write", tmp);
+    }
+    if (n < 0) fail_io("cannot read", from);
+    close(in);
+    close(out);
+    if (rename(tmp, to) != 0) fail_io("cannot rename", tmp);
+}
+
+/* Before a launch under the shim: what the store's files hold now is durable. */
+static void make_images(const char *store) {
+    char path[4200], image[4300];
+    for (size_t i = 0; i < STORE_FILE_COUNT; i++) {
+        snprintf(path, sizeof path, "%s%s", store, g_store_files[i]);
+        snprintf(image, sizeof image, "%s.durable", path);
+        if (access(path, F_OK) == 0) {
+            copy_file(path, image);
+        } else if (unlink(image) != 0 && errno != ENOENT) {
+            fail_io("cannot remove", image);
+        }
+    }
+}
+
+/* After a kill under the shim: the power cut. Each file becomes its image; a file without one is gone. */
+static void cut_power(const char *store) {
+    char path[4200], image[4300];
+    for (size_t i = 0; i < STORE_FILE_COUNT; i++) {
+        snprintf(path, sizeof path, "%s%s", store, g_store_files[i]);
+        snprintf(image, sizeof image, "%s.durable", path);
+        if (access(image, F_OK) == 0) {
+            if (rename(image, path) != 0) fail_io("cannot rename", image);
+        } else if (unlink(path) != 0 && errno != ENOENT) {
+            fail_io("cannot remove", path);
+        }
+    }
+    snprintf(path, sizeof path, "%s-shm", store);
+    if (unlink(path) != 0 && errno != ENOENT) fail_io("cannot remove", path);
 }
 
 static void usage(void) {
     fprintf(stderr, "usage: kill-supervisor --driver PATH --dir DIR [--kills N] [--seed S] [--min-ms A] [--max-ms B]"
-                    " [--timeout SECONDS] [--keep]\n");
+                    " [--timeout SECONDS] [--keep] [--power-cut SHIM]\n");
     exit(2);
 }
 
@@ -166,6 +247,8 @@ int main(int argc, char **argv) {
             timeout = atof(argv[++i]);
         } else if (strcmp(a, "--keep") == 0) {
             keep = 1;
+        } else if (strcmp(a, "--power-cut") == 0 && has_value) {
+            g_shim = argv[++i];
         } else {
             usage();
         }
@@ -175,14 +258,19 @@ int main(int argc, char **argv) {
         perror("kill-supervisor: mkdir");
         return 1;
     }
+    /* The shim follows the store by the path the engine opens, which SQLite makes absolute. */
+    static char absolute_dir[4096];
+    if (g_shim && !realpath(g_dir, absolute_dir)) fail_io("cannot resolve", g_dir);
+    if (g_shim) g_dir = absolute_dir;
     setvbuf(stdout, NULL, _IOLBF, 0);
 
     uint64_t rng = seed;
     long kills = 0, launches = 0;
     int rounds = 0;
     double started = now_seconds();
-    printf("kill-supervisor: %ld kills wanted, delays %.1f-%.1f ms, seed %llu, files in %s\n", kills_wanted, min_ms,
-           max_ms, seed, g_dir);
+    printf("kill-supervisor: %ld %s wanted, delays %.1f-%.1f ms, seed %llu, files in %s\n", kills_wanted,
+           g_shim ? "power cuts (kills, then only synced writes kept; durability full)" : "kills", min_ms, max_ms, seed,
+           g_dir);
 
     for (;; rounds++) {
         char store[4096], out[4200];
@@ -194,6 +282,7 @@ int main(int argc, char **argv) {
         double round_started = now_seconds();
 
         for (;;) {
+            if (g_shim) make_images(store);
             pid_t pid = launch("run", store, round_seed, out);
             launches++;
             int status;
@@ -215,6 +304,7 @@ int main(int argc, char **argv) {
             if (status != -1 && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) {
                 kills++;
                 round_kills++;
+                if (g_shim) cut_power(store);
                 continue;
             }
             if (status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0) break; /* done */

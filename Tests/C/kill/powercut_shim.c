@@ -1,0 +1,375 @@
+/*
+ * powercut_shim.so -- an LD_PRELOAD library that models what a power cut keeps of a store.
+ *
+ * A killed process loses nothing the kernel was given: its writes are in the page cache and
+ * reach the disk later. A power cut loses every write that was not synced. This library
+ * keeps, beside each file of one store, the file as a power cut would leave it: `F.durable`,
+ * which receives F's writes only when F is synced (fsync or fdatasync on any descriptor of
+ * it). Killing the process and then replacing each file by its `.durable` image (what
+ * kill-supervisor --power-cut does) is a power cut at that moment.
+ *
+ * Environment: POWERCUT_STORE, the store's path as the process opens it (absolute). The files
+ * followed are that path and the path followed by "-" and a suffix (SQLite's "-wal" and
+ * "-journal", the engine's "-wfjournal"), except "-shm" (SQLite's shared memory index, which
+ * SQLite rebuilds from the WAL when it is missing). Without POWERCUT_STORE the library changes
+ * nothing.
+ *
+ * The model, and what it leaves out:
+ *  - Writes not yet synced are kept in memory, in order, per file (not per descriptor: a sync
+ *    flushes the file's writes whichever descriptor made them), and applied to the image, in
+ *    order, by the next sync. A process killed during a sync leaves the image with a prefix
+ *    of those writes, one of the states a real power cut may leave.
+ *  - A file that has no image when it is opened, and was not there before, is new: it exists
+ *    after a power cut only once synced. The image of a file that existed before the process
+ *    was started is made by whoever starts it (kill-supervisor copies each file to its image).
+ *  - Directory entries: creating and deleting a file count as durable at once (the directory's
+ *    own fsync is not modelled). Renaming a followed file is not modelled: the library aborts
+ *    the process, so that a test cannot silently pass under a wrong model.
+ *  - Memory-mapped writes are not seen (the store does not map its files; "-shm" is left out).
+ */
+#define _GNU_SOURCE
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#define MAX_FILES 16
+#define MAX_FDS 65536
+
+/* One write or truncation not yet synced. `data` is NULL for a truncation to `offset`. */
+typedef struct op {
+    off_t offset;
+    size_t length;
+    char *data;
+} op;
+
+typedef struct file {
+    char path[PATH_MAX];
+    char image[PATH_MAX + 16];
+    op *ops;
+    size_t count, capacity;
+    /* Bumped when the path is unlinked: descriptors of the old file are no longer followed. */
+    unsigned generation;
+} file;
+
+static file g_files[MAX_FILES];
+static size_t g_file_count;
+static struct {
+    int file; /* index + 1; 0: not followed */
+    unsigned generation;
+} g_fds[MAX_FDS];
+static char g_store[PATH_MAX];
+static size_t g_store_length;
+static int g_enabled;
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+
+static int (*real_open)(const char *, int, ...);
+static int (*real_open64)(const char *, int, ...);
+static int (*real_close)(int);
+static ssize_t (*real_write)(int, const void *, size_t);
+static ssize_t (*real_pwrite)(int, const void *, size_t, off_t);
+static ssize_t (*real_pwrite64)(int, const void *, size_t, off_t);
+static ssize_t (*real_writev)(int, const struct iovec *, int);
+static ssize_t (*real_pwritev)(int, const struct iovec *, int, off_t);
+static ssize_t (*real_pwritev64)(int, const struct iovec *, int, off_t);
+static int (*real_ftruncate)(int, off_t);
+static int (*real_ftruncate64)(int, off_t);
+static int (*real_fsync)(int);
+static int (*real_fdatasync)(int);
+static int (*real_unlink)(const char *);
+static int (*real_rename)(const char *, const char *);
+
+static void *next(const char *name) {
+    void *f = dlsym(RTLD_NEXT, name);
+    if (!f) {
+        fprintf(stderr, "powercut shim: no %s\n", name);
+        abort();
+    }
+    return f;
+}
+
+static void init(void) {
+    real_open = (int (*)(const char *, int, ...))next("open");
+    real_open64 = (int (*)(const char *, int, ...))next("open64");
+    real_close = (int (*)(int))next("close");
+    real_write = (ssize_t(*)(int, const void *, size_t))next("write");
+    real_pwrite = (ssize_t(*)(int, const void *, size_t, off_t))next("pwrite");
+    real_pwrite64 = (ssize_t(*)(int, const void *, size_t, off_t))next("pwrite64");
+    real_writev = (ssize_t(*)(int, const struct iovec *, int))next("writev");
+    real_pwritev = (ssize_t(*)(int, const struct iovec *, int, off_t))next("pwritev");
+    real_pwritev64 = (ssize_t(*)(int, const struct iovec *, int, off_t))next("pwritev64");
+    real_ftruncate = (int (*)(int, off_t))next("ftruncate");
+    real_ftruncate64 = (int (*)(int, off_t))next("ftruncate64");
+    real_fsync = (int (*)(int))next("fsync");
+    real_fdatasync = (int (*)(int))next("fdatasync");
+    real_unlink = (int (*)(const char *))next("unlink");
+    real_rename = (int (*)(const char *, const char *))next("rename");
+    const char *store = getenv("POWERCUT_STORE");
+    if (store && *store && strlen(store) < sizeof g_store) {
+        snprintf(g_store, sizeof g_store, "%s", store);
+        g_store_length = strlen(g_store);
+        g_enabled = 1;
+    }
+}
+
+static int followed(const char *path) {
+    if (!g_enabled || !path || strncmp(path, g_store, g_store_length) != 0) return 0;
+    const char *rest = path + g_store_length;
+    if (*rest == '\0') return 1;
+    return *rest == '-' && strcmp(rest, "-shm") != 0;
+}
+
+/* The entry of `path`, made if new. Called with the lock held. */
+static file *entry(const char *path) {
+    for (size_t i = 0; i < g_file_count; i++) {
+        if (strcmp(g_files[i].path, path) == 0) return &g_files[i];
+    }
+    if (g_file_count == MAX_FILES) {
+        fprintf(stderr, "powercut shim: more than %d store files\n", MAX_FILES);
+        abort();
+    }
+    file *f = &g_files[g_file_count++];
+    snprintf(f->path, sizeof f->path, "%s", path);
+    snprintf(f->image, sizeof f->image, "%s.durable", path);
+    return f;
+}
+
+/* The followed file behind `fd`, or NULL. Called with the lock held. */
+static file *of(int fd) {
+    if (fd < 0 || fd >= MAX_FDS || !g_fds[fd].file) return NULL;
+    file *f = &g_files[g_fds[fd].file - 1];
+    return f->generation == g_fds[fd].generation ? f : NULL;
+}
+
+static void remember(file *f, off_t offset, const void *data, size_t length, int truncation) {
+    if (f->count == f->capacity) {
+        size_t capacity = f->capacity ? f->capacity * 2 : 64;
+        op *ops = realloc(f->ops, capacity * sizeof *ops);
+        if (!ops) abort();
+        f->ops = ops;
+        f->capacity = capacity;
+    }
+    op *o = &f->ops[f->count++];
+    o->offset = offset;
+    o->length = length;
+    o->data = NULL;
+    if (!truncation) {
+        o->data = malloc(length ? length : 1);
+        if (!o->data) abort();
+        memcpy(o->data, data, length);
+    }
+}
+
+static void forget(file *f) {
+    for (size_t i = 0; i < f->count; i++) free(f->ops[i].data);
+    f->count = 0;
+}
+
+/* A sync: the file's writes so far reach its image, in order. */
+static void apply(file *f) {
+    int fd = real_open(f->image, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        fprintf(stderr, "powercut shim: cannot open %s: %s\n", f->image, strerror(errno));
+        abort();
+    }
+    for (size_t i = 0; i < f->count; i++) {
+        const op *o = &f->ops[i];
+        if (!o->data) {
+            if (real_ftruncate(fd, o->offset) != 0) abort();
+            continue;
+        }
+        size_t done = 0;
+        while (done < o->length) {
+            ssize_t n = real_pwrite(fd, o->data + done, o->length - done, o->offset + (off_t)done);
+            if (n <= 0) abort();
+            done += (size_t)n;
+        }
+    }
+    real_close(fd);
+    forget(f);
+}
+
+static int opened(const char *path, int fd, int flags) {
+    if (fd < 0 || fd >= MAX_FDS || !followed(path)) return fd;
+    pthread_mutex_lock(&g_lock);
+    file *f = entry(path);
+    g_fds[fd].file = (int)(f - g_files) + 1;
+    g_fds[fd].generation = f->generation;
+    if (flags & O_TRUNC) remember(f, 0, NULL, 0, 1);
+    pthread_mutex_unlock(&g_lock);
+    return fd;
+}
+
+static void written(int fd, off_t offset, const struct iovec *iov, int count, ssize_t n) {
+    if (n <= 0) return;
+    pthread_mutex_lock(&g_lock);
+    file *f = of(fd);
+    size_t left = (size_t)n;
+    for (int i = 0; f && i < count && left > 0; i++) {
+        size_t length = iov[i].iov_len < left ? iov[i].iov_len : left;
+        remember(f, offset, iov[i].iov_base, length, 0);
+        offset += (off_t)length;
+        left -= length;
+    }
+    pthread_mutex_unlock(&g_lock);
+}
+
+static mode_t mode_of(int flags, va_list ap) {
+    return (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE ? (mode_t)va_arg(ap, int) : 0;
+}
+
+int open(const char *path, int flags, ...) {
+    pthread_once(&g_once, init);
+    va_list ap;
+    va_start(ap, flags);
+    mode_t mode = mode_of(flags, ap);
+    va_end(ap);
+    return opened(path, real_open(path, flags, mode), flags);
+}
+
+int open64(const char *path, int flags, ...) {
+    pthread_once(&g_once, init);
+    va_list ap;
+    va_start(ap, flags);
+    mode_t mode = mode_of(flags, ap);
+    va_end(ap);
+    return opened(path, real_open64(path, flags, mode), flags);
+}
+
+int close(int fd) {
+    pthread_once(&g_once, init);
+    pthread_mutex_lock(&g_lock);
+    /* Writes not synced stay with the file: closing does not make them durable. */
+    if (fd >= 0 && fd < MAX_FDS) g_fds[fd].file = 0;
+    pthread_mutex_unlock(&g_lock);
+    return real_close(fd);
+}
+
+ssize_t write(int fd, const void *data, size_t length) {
+    pthread_once(&g_once, init);
+    off_t at = -1;
+    pthread_mutex_lock(&g_lock);
+    if (of(fd)) at = lseek(fd, 0, SEEK_CUR);
+    pthread_mutex_unlock(&g_lock);
+    ssize_t n = real_write(fd, data, length);
+    if (at >= 0) {
+        struct iovec v = {(void *)data, length};
+        written(fd, at, &v, 1, n);
+    }
+    return n;
+}
+
+ssize_t pwrite(int fd, const void *data, size_t length, off_t offset) {
+    pthread_once(&g_once, init);
+    ssize_t n = real_pwrite(fd, data, length, offset);
+    struct iovec v = {(void *)data, length};
+    written(fd, offset, &v, 1, n);
+    return n;
+}
+
+ssize_t pwrite64(int fd, const void *data, size_t length, off_t offset) {
+    pthread_once(&g_once, init);
+    ssize_t n = real_pwrite64(fd, data, length, offset);
+    struct iovec v = {(void *)data, length};
+    written(fd, offset, &v, 1, n);
+    return n;
+}
+
+ssize_t writev(int fd, const struct iovec *iov, int count) {
+    pthread_once(&g_once, init);
+    off_t at = -1;
+    pthread_mutex_lock(&g_lock);
+    if (of(fd)) at = lseek(fd, 0, SEEK_CUR);
+    pthread_mutex_unlock(&g_lock);
+    ssize_t n = real_writev(fd, iov, count);
+    if (at >= 0) written(fd, at, iov, count, n);
+    return n;
+}
+
+ssize_t pwritev(int fd, const struct iovec *iov, int count, off_t offset) {
+    pthread_once(&g_once, init);
+    ssize_t n = real_pwritev(fd, iov, count, offset);
+    written(fd, offset, iov, count, n);
+    return n;
+}
+
+ssize_t pwritev64(int fd, const struct iovec *iov, int count, off_t offset) {
+    pthread_once(&g_once, init);
+    ssize_t n = real_pwritev64(fd, iov, count, offset);
+    written(fd, offset, iov, count, n);
+    return n;
+}
+
+static int truncated(int fd, off_t length, int result) {
+    if (result != 0) return result;
+    pthread_mutex_lock(&g_lock);
+    file *f = of(fd);
+    if (f) remember(f, length, NULL, 0, 1);
+    pthread_mutex_unlock(&g_lock);
+    return result;
+}
+
+int ftruncate(int fd, off_t length) {
+    pthread_once(&g_once, init);
+    return truncated(fd, length, real_ftruncate(fd, length));
+}
+
+int ftruncate64(int fd, off_t length) {
+    pthread_once(&g_once, init);
+    return truncated(fd, length, real_ftruncate64(fd, length));
+}
+
+static void synced(int fd) {
+    pthread_mutex_lock(&g_lock);
+    file *f = of(fd);
+    if (f) apply(f);
+    pthread_mutex_unlock(&g_lock);
+}
+
+int fsync(int fd) {
+    pthread_once(&g_once, init);
+    int result = real_fsync(fd);
+    if (result == 0) synced(fd);
+    return result;
+}
+
+int fdatasync(int fd) {
+    pthread_once(&g_once, init);
+    int result = real_fdatasync(fd);
+    if (result == 0) synced(fd);
+    return result;
+}
+
+int unlink(const char *path) {
+    pthread_once(&g_once, init);
+    int result = real_unlink(path);
+    if (result == 0 && followed(path)) {
+        pthread_mutex_lock(&g_lock);
+        file *f = entry(path);
+        forget(f);
+        f->generation++;
+        real_unlink(f->image);
+        pthread_mutex_unlock(&g_lock);
+    }
+    return result;
+}
+
+int rename(const char *from, const char *to) {
+    pthread_once(&g_once, init);
+    if (followed(from) || followed(to)) {
+        fprintf(stderr, "powercut shim: renaming a store file (%s -> %s) is not modelled\n", from, to);
+        abort();
+    }
+    return real_rename(from, to);
+}
