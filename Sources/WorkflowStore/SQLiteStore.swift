@@ -631,7 +631,10 @@ public final class SQLiteStore: EngineStore {
             }
         }
         backlog.folded(through: last, synced: true)
-        nextJournalSeq = max(last, journal.recovered.last?.seq ?? 0) + 1
+        // The next entry follows the last one the tables hold, dropped entries or not: the open
+        // after the next kill replays only a journal that goes on from the tables. (Dropped
+        // entries cannot come back: the journal is emptied, synced, before anything follows.)
+        nextJournalSeq = last + 1
         try journal.begin(durable: entriesDiscardedAtOpen > 0)
     }
 

@@ -5,7 +5,7 @@
  *
  *   kill-supervisor --driver PATH --dir DIR [--kills N] [--seed S]
  *                   [--min-ms A] [--max-ms B] [--timeout S] [--keep]
- *                   [--power-cut SHIM]
+ *                   [--power-cut SHIM [--durability full|normal]]
  *
  * Rounds: each round is a fresh store DIR/round-NNN.sqlite and a fresh
  * 50-node workflow built from seed S*1000+NNN. The driver is launched, and
@@ -21,12 +21,15 @@
  * stops everything: the files stay in DIR for a post-mortem and the exit
  * status is 1. On success the round files are removed, unless --keep.
  *
- * --power-cut SHIM makes every kill a power cut: the driver runs with the
- * engine's "durability": "full" and with SHIM (powercut_shim.so) preloaded,
- * which keeps beside each store file the file as a power cut would leave it
- * (its synced writes only, `F.durable`). After each kill the store's files
- * are replaced by those images (SQLite's "-shm" is removed: SQLite rebuilds
- * it), and before each launch each file is copied to its image.
+ * --power-cut SHIM makes every kill a power cut: the driver runs with SHIM
+ * (powercut_shim.so) preloaded, which keeps beside each store file the file
+ * as a power cut would leave it (its synced writes only, `F.durable`) and the
+ * writes not yet synced (`F.unsynced`). After each kill each store file
+ * becomes its image plus a random prefix of those writes (SQLite's "-shm" is
+ * removed: SQLite rebuilds it), and before each launch each file is copied to
+ * its image. The driver runs on --durability (default full); with normal, a
+ * power cut may take the last calls' changes, and the driver is told so
+ * (kill-driver --may-lose-commits).
  */
 #define _POSIX_C_SOURCE 200809L
 #define _XOPEN_SOURCE 700
@@ -48,6 +51,8 @@ static const char *g_driver;
 static const char *g_dir;
 /* --power-cut: the shim to preload, or NULL. */
 static const char *g_shim;
+/* --durability, with --power-cut. */
+static const char *g_durability = "full";
 
 /* The store's files a power cut concerns, and what each keeps as its image. */
 static const char *const g_store_files[] = {"", "-wal", "-journal", "-wfjournal"};
@@ -94,7 +99,12 @@ static pid_t launch(const char *mode, const char *store, unsigned long long seed
                 setenv("LD_PRELOAD", g_shim, 1);
                 setenv("POWERCUT_STORE", store, 1);
             }
-            execl(g_driver, g_driver, mode, "--store", store, "--seed", seed_text, "--durability", "full", (char *)NULL);
+            if (strcmp(g_durability, "full") == 0) {
+                execl(g_driver, g_driver, mode, "--store", store, "--seed", seed_text, "--durability", "full", (char *)NULL);
+            } else {
+                execl(g_driver, g_driver, mode, "--store", store, "--seed", seed_text, "--durability", g_durability,
+                      "--may-lose-commits", (char *)NULL);
+            }
         } else {
             execl(g_driver, g_driver, mode, "--store", store, "--seed", seed_text, (char *)NULL);
         }
@@ -160,6 +170,8 @@ static void remove_round_files(const char *store) {
     for (size_t i = 0; i < STORE_FILE_COUNT; i++) {
         snprintf(path, sizeof path, "%s%s.durable", store, g_store_files[i]);
         unlink(path);
+        snprintf(path, sizeof path, "%s%s.unsynced", store, g_store_files[i]);
+        unlink(path);
     }
 }
 
@@ -189,10 +201,12 @@ static void copy_file(const char *from, const char *to) {
 
 /* Before a launch under the shim: what the store's files hold now is durable. */
 static void make_images(const char *store) {
-    char path[4200], image[4300];
+    char path[4200], image[4300], log[4300];
     for (size_t i = 0; i < STORE_FILE_COUNT; i++) {
         snprintf(path, sizeof path, "%s%s", store, g_store_files[i]);
         snprintf(image, sizeof image, "%s.durable", path);
+        snprintf(log, sizeof log, "%s.unsynced", path);
+        if (unlink(log) != 0 && errno != ENOENT) fail_io("cannot remove", log);
         if (access(path, F_OK) == 0) {
             copy_file(path, image);
         } else if (unlink(image) != 0 && errno != ENOENT) {
@@ -201,17 +215,76 @@ static void make_images(const char *store) {
     }
 }
 
-/* After a kill under the shim: the power cut. Each file becomes its image; a file without one is gone. */
-static void cut_power(const char *store) {
-    char path[4200], image[4300];
+/* Reads the whole file at `path` (NULL and 0 when it is missing); the caller frees it. */
+static unsigned char *read_all(const char *path, size_t *length) {
+    *length = 0;
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) {
+        if (errno == ENOENT) return NULL;
+        fail_io("cannot read", path);
+    }
+    size_t capacity = 1 << 16;
+    unsigned char *data = malloc(capacity);
+    ssize_t n;
+    while (data && (n = read(fd, data + *length, capacity - *length)) > 0) {
+        *length += (size_t)n;
+        if (*length == capacity) data = realloc(data, capacity *= 2);
+    }
+    if (!data) fail_io("out of memory reading", path);
+    close(fd);
+    return data;
+}
+
+static uint64_t le64(const unsigned char *p) {
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--) v = (v << 8) | p[i];
+    return v;
+}
+
+/* After a kill under the shim: the power cut. Each file becomes its image plus a random prefix
+ * of the writes it had not synced (the shim's log, whole records only); a file with neither
+ * is gone. */
+static void cut_power(const char *store, uint64_t *rng) {
+    char path[4200], image[4300], log[4300];
     for (size_t i = 0; i < STORE_FILE_COUNT; i++) {
         snprintf(path, sizeof path, "%s%s", store, g_store_files[i]);
         snprintf(image, sizeof image, "%s.durable", path);
-        if (access(image, F_OK) == 0) {
+        snprintf(log, sizeof log, "%s.unsynced", path);
+        size_t length;
+        unsigned char *ops = read_all(log, &length);
+        size_t records = 0;
+        for (size_t at = 0; at + 17 <= length;) {
+            size_t size = 17 + (ops[at + 16] ? 0 : (size_t)le64(ops + at + 8));
+            if (at + size > length) break;
+            records++;
+            at += size;
+        }
+        size_t keep = (size_t)(next_random(rng) % (records + 1));
+        int has_image = access(image, F_OK) == 0;
+        if (has_image) {
             if (rename(image, path) != 0) fail_io("cannot rename", image);
         } else if (unlink(path) != 0 && errno != ENOENT) {
             fail_io("cannot remove", path);
         }
+        if (keep > 0) {
+            int fd = open(path, O_WRONLY | O_CREAT, 0644);
+            if (fd < 0) fail_io("cannot write", path);
+            size_t at = 0;
+            for (size_t r = 0; r < keep; r++) {
+                off_t offset = (off_t)le64(ops + at);
+                size_t size = (size_t)le64(ops + at + 8);
+                if (ops[at + 16]) {
+                    if (ftruncate(fd, offset) != 0) fail_io("cannot truncate", path);
+                    at += 17;
+                } else {
+                    if (pwrite(fd, ops + at + 17, size, offset) != (ssize_t)size) fail_io("cannot write", path);
+                    at += 17 + size;
+                }
+            }
+            close(fd);
+        }
+        free(ops);
+        if (unlink(log) != 0 && errno != ENOENT) fail_io("cannot remove", log);
     }
     snprintf(path, sizeof path, "%s-shm", store);
     if (unlink(path) != 0 && errno != ENOENT) fail_io("cannot remove", path);
@@ -219,7 +292,7 @@ static void cut_power(const char *store) {
 
 static void usage(void) {
     fprintf(stderr, "usage: kill-supervisor --driver PATH --dir DIR [--kills N] [--seed S] [--min-ms A] [--max-ms B]"
-                    " [--timeout SECONDS] [--keep] [--power-cut SHIM]\n");
+                    " [--timeout SECONDS] [--keep] [--power-cut SHIM [--durability full|normal]]\n");
     exit(2);
 }
 
@@ -249,11 +322,15 @@ int main(int argc, char **argv) {
             keep = 1;
         } else if (strcmp(a, "--power-cut") == 0 && has_value) {
             g_shim = argv[++i];
+        } else if (strcmp(a, "--durability") == 0 && has_value &&
+                   (strcmp(argv[i + 1], "full") == 0 || strcmp(argv[i + 1], "normal") == 0)) {
+            g_durability = argv[++i];
         } else {
             usage();
         }
     }
     if (!g_driver || !g_dir || kills_wanted < 0 || min_ms < 0 || max_ms < min_ms) usage();
+    if (!g_shim && strcmp(g_durability, "full") != 0) usage(); /* --durability goes with --power-cut */
     if (mkdir(g_dir, 0755) != 0 && errno != EEXIST) {
         perror("kill-supervisor: mkdir");
         return 1;
@@ -269,8 +346,9 @@ int main(int argc, char **argv) {
     int rounds = 0;
     double started = now_seconds();
     printf("kill-supervisor: %ld %s wanted, delays %.1f-%.1f ms, seed %llu, files in %s\n", kills_wanted,
-           g_shim ? "power cuts (kills, then only synced writes kept; durability full)" : "kills", min_ms, max_ms, seed,
-           g_dir);
+           g_shim ? "power cuts (kills, then the synced writes kept and a prefix of the others)" : "kills", min_ms,
+           max_ms, seed, g_dir);
+    if (g_shim) printf("kill-supervisor: durability %s\n", g_durability);
 
     for (;; rounds++) {
         char store[4096], out[4200];
@@ -304,7 +382,7 @@ int main(int argc, char **argv) {
             if (status != -1 && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) {
                 kills++;
                 round_kills++;
-                if (g_shim) cut_power(store);
+                if (g_shim) cut_power(store, &rng);
                 continue;
             }
             if (status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0) break; /* done */

@@ -6,7 +6,10 @@
  * keeps, beside each file of one store, the file as a power cut would leave it: `F.durable`,
  * which receives F's writes only when F is synced (fsync or fdatasync on any descriptor of
  * it). Killing the process and then replacing each file by its `.durable` image (what
- * kill-supervisor --power-cut does) is a power cut at that moment.
+ * kill-supervisor --power-cut does) is a power cut at that moment. The writes not yet synced
+ * are also appended, in order, to `F.unsynced` (records: offset and length as 8 bytes each,
+ * little-endian, a kind byte, 0 write or 1 truncation, then a write's bytes); the supervisor
+ * may keep a prefix of them, as a disk may have written some of them before the power went.
  *
  * Environment: POWERCUT_STORE, the store's path as the process opens it (absolute). The files
  * followed are that path and the path followed by "-" and a suffix (SQLite's "-wal" and
@@ -56,6 +59,8 @@ typedef struct op {
 typedef struct file {
     char path[PATH_MAX];
     char image[PATH_MAX + 16];
+    char log[PATH_MAX + 16];
+    int log_fd; /* `log` opened for appending, or -1 */
     op *ops;
     size_t count, capacity;
     /* Bumped when the path is unlinked: descriptors of the old file are no longer followed. */
@@ -142,6 +147,8 @@ static file *entry(const char *path) {
     file *f = &g_files[g_file_count++];
     snprintf(f->path, sizeof f->path, "%s", path);
     snprintf(f->image, sizeof f->image, "%s.durable", path);
+    snprintf(f->log, sizeof f->log, "%s.unsynced", path);
+    f->log_fd = -1;
     return f;
 }
 
@@ -152,7 +159,35 @@ static file *of(int fd) {
     return f->generation == g_fds[fd].generation ? f : NULL;
 }
 
+static void append_all(int fd, const void *data, size_t length) {
+    const char *p = data;
+    while (length > 0) {
+        ssize_t n = real_write(fd, p, length);
+        if (n <= 0) abort();
+        p += n;
+        length -= (size_t)n;
+    }
+}
+
+/* Appends an operation to the file's log of writes not yet synced. */
+static void log_op(file *f, off_t offset, const void *data, size_t length, int truncation) {
+    if (f->log_fd < 0) {
+        f->log_fd = real_open(f->log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+        if (f->log_fd < 0) abort();
+    }
+    unsigned char head[17];
+    unsigned long long o = (unsigned long long)offset, l = truncation ? 0 : (unsigned long long)length;
+    for (int i = 0; i < 8; i++) {
+        head[i] = (unsigned char)(o >> (8 * i));
+        head[8 + i] = (unsigned char)(l >> (8 * i));
+    }
+    head[16] = truncation ? 1 : 0;
+    append_all(f->log_fd, head, sizeof head);
+    if (!truncation) append_all(f->log_fd, data, length);
+}
+
 static void remember(file *f, off_t offset, const void *data, size_t length, int truncation) {
+    log_op(f, offset, data, length, truncation);
     if (f->count == f->capacity) {
         size_t capacity = f->capacity ? f->capacity * 2 : 64;
         op *ops = realloc(f->ops, capacity * sizeof *ops);
@@ -174,10 +209,14 @@ static void remember(file *f, off_t offset, const void *data, size_t length, int
 static void forget(file *f) {
     for (size_t i = 0; i < f->count; i++) free(f->ops[i].data);
     f->count = 0;
+    if (f->log_fd >= 0 && real_ftruncate(f->log_fd, 0) != 0) abort();
 }
 
-/* A sync: the file's writes so far reach its image, in order. */
+/* A sync: the file's writes so far reach its image, in order. The log is emptied first: a
+ * kill from then on leaves the writes out of the image, or a prefix of them in it, both states
+ * a power cut during the sync may leave (the sync has not returned). */
 static void apply(file *f) {
+    if (f->log_fd >= 0 && real_ftruncate(f->log_fd, 0) != 0) abort();
     int fd = real_open(f->image, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0) {
         fprintf(stderr, "powercut shim: cannot open %s: %s\n", f->image, strerror(errno));
