@@ -442,6 +442,32 @@ static void print_line(const char *name, const char *what) {
     fflush(stdout);
 }
 
+/* The deepest nesting of arrays and objects a fixture may have, its own object the first level
+ * (the engine's JSON parser's limit, which the Swift runner uses). */
+#define FIXTURE_MAX_DEPTH 512
+
+/* How deep arrays and objects nest in `value` (a scalar: 0). */
+static size_t nesting_depth(const json_t *value) {
+    size_t deepest = 0, i;
+    const char *key;
+    json_t *member;
+    if (json_is_array(value)) {
+        json_array_foreach((json_t *)value, i, member) {
+            size_t d = nesting_depth(member);
+            if (d > deepest) deepest = d;
+        }
+        return deepest + 1;
+    }
+    if (json_is_object(value)) {
+        json_object_foreach((json_t *)value, key, member) {
+            size_t d = nesting_depth(member);
+            if (d > deepest) deepest = d;
+        }
+        return deepest + 1;
+    }
+    return 0;
+}
+
 /* Runs the fixture in `path`; prints its PASS/FAIL line. Returns 1 when it passed. */
 static int run_fixture(const char *path) {
     cu_buf why = {0};
@@ -459,6 +485,11 @@ static int run_fixture(const char *path) {
                       parse_error.line, parse_error.column);
         print_line(path, cu_buf_text(&why));
         cu_buf_free(&why);
+        return 0;
+    }
+    if (nesting_depth(fixture) > FIXTURE_MAX_DEPTH) {
+        print_line(path, "invalid fixture: not JSON: nesting deeper than 512");
+        json_decref(fixture);
         return 0;
     }
     cu_buf_append(&why, "invalid fixture: ");

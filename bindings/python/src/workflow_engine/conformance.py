@@ -91,10 +91,40 @@ def load_fixture(path: str | os.PathLike[str]) -> Any:
     except OSError as error:
         raise FixtureError("cannot read the file") from error
     try:
-        return _reject_non_text(json.loads(data.decode("utf-8"), parse_constant=_reject_constant, parse_int=_int64,
+        text = data.decode("utf-8")
+        _check_depth(text)
+        return _reject_non_text(json.loads(text, parse_constant=_reject_constant, parse_int=_int64,
                                       parse_float=_finite))
     except (UnicodeDecodeError, ValueError) as error:
         raise FixtureError(f"not JSON: {error}") from error
+
+
+MAX_DEPTH = 512
+"""The deepest nesting of arrays and objects a fixture may have, the fixture's own object counting
+as the first level (the engine's JSON parser's limit, which the Swift runner uses)."""
+
+
+def _check_depth(text: str) -> None:
+    """ValueError when arrays and objects nest deeper than :data:`MAX_DEPTH` (checked on the text,
+    before :func:`json.loads`, which would exhaust Python's recursion limit first)."""
+    depth = 0
+    in_string = escaped = False
+    for at, char in enumerate(text):
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise ValueError(f"nesting deeper than {MAX_DEPTH} at character {at}")
+        elif char in "]}":
+            depth -= 1
 
 
 def _reject_constant(name: str) -> Any:
@@ -748,6 +778,17 @@ def _guarded_step(run: _Run, number: int, step: dict[str, Any]) -> None:
 def run_fixture(fixture: Any, default_name: str = "fixture") -> FixtureResult:
     """Check one parsed fixture, then replay it on a fresh engine. An invalid fixture is
     reported under its name, or ``default_name`` (its path) when it has none."""
+    # Substitution and matching recurse a few frames per level of a fixture nested up to
+    # MAX_DEPTH deep: more than Python's default limit of 1,000 frames.
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 8 * MAX_DEPTH + 1000))
+    try:
+        return _run_checked(fixture, default_name)
+    finally:
+        sys.setrecursionlimit(limit)
+
+
+def _run_checked(fixture: Any, default_name: str) -> FixtureResult:
     try:
         check_fixture(fixture)
     except FixtureError as error:
