@@ -6,27 +6,42 @@ import Foundation
 import WorkflowConformance
 
 let usage = """
-    usage: wf-conformance PATH...
+    usage: wf-conformance [--] PATH...
       Runs every fixture in the given files and folders (folders: every *.json under them,
-      recursively, sorted by path) on the Swift host.
+      recursively, sorted by path) on the Swift host. "--" ends the options: every argument
+      after it is a PATH, even one that starts with "-".
     """
 
-let arguments = Array(CommandLine.arguments.dropFirst())
-if arguments.contains("-h") || arguments.contains("--help") {
-    print(usage)
-    exit(0)
-}
-guard !arguments.isEmpty else {
-    FileHandle.standardError.write(Data((usage + "\n").utf8))
+func usageError(_ message: String?) -> Never {
+    FileHandle.standardError.write(Data(((message.map { "wf-conformance: \($0)\n" } ?? "") + usage + "\n").utf8))
     exit(2)
 }
+
+// Options may stand anywhere before "--": -h and --help; any other argument starting with "-"
+// is a usage error, as for the C and Python runners.
+var arguments: [String] = []
+var optionsOver = false
+for argument in CommandLine.arguments.dropFirst() {
+    if !optionsOver {
+        if argument == "--" {
+            optionsOver = true
+            continue
+        }
+        if argument == "-h" || argument == "--help" {
+            print(usage)
+            exit(0)
+        }
+        if argument.hasPrefix("-"), argument != "-" { usageError("unknown option \(argument)") }
+    }
+    arguments.append(argument)
+}
+if arguments.isEmpty { usageError(nil) }
 
 let files: [String]
 do {
     files = try ConformanceSuite.fixtureFiles(arguments)
 } catch {
-    FileHandle.standardError.write(Data("wf-conformance: \(error.message)\n\(usage)\n".utf8))
-    exit(2)
+    usageError(error.message)
 }
 let tally = ConformanceSuite.run(files: files, host: SwiftHost()) { result in
     print(result.line)

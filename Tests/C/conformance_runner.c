@@ -1,7 +1,7 @@
 /*
  * wf-conformance-c -- replays conformance fixtures through the C interface.
  *
- *   wf-conformance-c [--verbose] PATH...
+ *   wf-conformance-c [--verbose] [--] PATH...
  *
  * Each PATH is a fixture file or a folder (every *.json below it, recursively);
  * all of them run in the order of their paths' bytes. Every fixture runs on a
@@ -542,7 +542,7 @@ static int run_fixture(const char *path) {
 
 static void usage(FILE *out) {
     fprintf(out,
-            "usage: wf-conformance-c [--verbose] PATH...\n"
+            "usage: wf-conformance-c [--verbose] [--] PATH...\n"
             "Replays conformance fixtures (shared/conformance/FORMAT.md) through the C interface.\n"
             "PATH is a fixture file or a folder (every *.json below it); all run sorted by path.\n"
             "  --verbose, -v  print every step and its outcome on stderr\n");
@@ -554,45 +554,60 @@ int main(int argc, char **argv) {
 
     path_list fixtures = {0};
     size_t passed = 0, failed = 0;
-    int paths_given = 0;
 
+    /* Options may stand anywhere before "--", which ends them: every argument after it is a
+     * PATH, even one that starts with '-'. */
+    const char **paths = calloc((size_t)argc, sizeof *paths);
+    size_t path_count = 0;
+    int options_over = 0;
+    if (!paths) return 1;
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
-        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
-            usage(stdout);
-            return 0;
+        if (!options_over) {
+            if (strcmp(arg, "--") == 0) {
+                options_over = 1;
+                continue;
+            }
+            if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+                usage(stdout);
+                free(paths);
+                return 0;
+            }
+            if (strcmp(arg, "--verbose") == 0 || strcmp(arg, "-v") == 0) {
+                verbose = 1;
+                continue;
+            }
+            if (arg[0] == '-' && arg[1] != '\0') {
+                fprintf(stderr, "wf-conformance-c: unknown option %s\n", arg);
+                usage(stderr);
+                free(paths);
+                return 2;
+            }
         }
-        if (strcmp(arg, "--verbose") == 0 || strcmp(arg, "-v") == 0) {
-            verbose = 1;
-            continue;
-        }
-        if (arg[0] == '-' && arg[1] != '\0') {
-            fprintf(stderr, "wf-conformance-c: unknown option %s\n", arg);
-            usage(stderr);
-            return 2;
-        }
-        paths_given = 1;
+        paths[path_count++] = arg;
     }
-    if (!paths_given) {
+    if (path_count == 0) {
         usage(stderr);
+        free(paths);
         return 2;
     }
 
     /* Every fixture of every PATH, sorted by path. A PATH that does not exist is a
      * usage error: nothing runs. */
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i];
-        if (arg[0] == '-' && arg[1] != '\0') continue;
+    for (size_t i = 0; i < path_count; i++) {
+        const char *arg = paths[i];
         struct stat info;
         if (stat(arg, &info) != 0) {
             fprintf(stderr, "wf-conformance-c: no such file or folder: %s\n", arg);
             usage(stderr);
             paths_free(&fixtures);
+            free(paths);
             return 2;
         }
         if (S_ISDIR(info.st_mode)) collect_folder(arg, &fixtures);
         else paths_add(&fixtures, arg);
     }
+    free(paths);
     if (fixtures.count > 1) qsort(fixtures.items, fixtures.count, sizeof *fixtures.items, compare_paths);
 
     for (size_t i = 0; i < fixtures.count; i++) {

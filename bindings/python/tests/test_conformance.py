@@ -101,13 +101,14 @@ def write(folder: Path, relative: str, content: dict[str, Any]) -> Path:
     return path
 
 
-def run_cli(*paths: Path | str) -> subprocess.CompletedProcess[str]:
+def run_cli(*paths: Path | str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "workflow_engine.conformance", *map(str, paths)],
         capture_output=True,
         text=True,
         timeout=300,
         env={**os.environ, "PYTHONPATH": str(SRC_DIR)},
+        cwd=cwd,
     )
 
 
@@ -324,3 +325,13 @@ def test_cli_needs_a_path() -> None:
     done = run_cli()
     assert done.returncode == 2
     assert "usage:" in done.stderr
+
+
+def test_cli_an_unknown_option_is_a_usage_error_and_after_a_double_dash_a_path_may_start_with_a_dash(
+    tmp_path: Path,
+) -> None:
+    write(tmp_path, "-x.json", fixture("dash", [{"op": "clock.now"}]))
+    done = run_cli("-x.json", cwd=tmp_path)
+    assert (done.stdout, done.returncode) == ("", 2)
+    done = run_cli("--", "-x.json", cwd=tmp_path)
+    assert (done.stdout, done.returncode) == ("PASS dash\n1 passed, 0 failed\n", 0)
