@@ -70,8 +70,12 @@ package final class JournalFile {
         path = Self.path(forStore: storePath)
         self.storePath = storePath
         self.durability = durability
+        let existed = access(path, F_OK) == 0
         fd = posixOpen(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw Self.failure("cannot open", path) }
+        // A file just made is in its folder for good only once the folder is synced: with
+        // "full", before any record in it counts as on disk.
+        if !existed, durability == .full { Self.syncFolder(of: path) }
         guard Self.lock(fd, LOCK_EX) else {
             let failure = Self.failure("cannot lock", path)
             close()
@@ -267,6 +271,17 @@ package final class JournalFile {
     private static func write(_ f: Int32, _ bytes: [UInt8], at offset: Int, _ path: String) throws {
         let n = bytes.withUnsafeBytes { pwrite(f, $0.baseAddress, $0.count, off_t(offset)) }
         guard n == bytes.count else { throw failure("cannot write", path) }
+    }
+
+    /// Syncs the folder holding `path`, so that a file made in it survives a power loss. Best
+    /// effort: a folder that cannot be opened or synced (some file systems refuse it) is left as
+    /// it is, as SQLite does for its own files.
+    private static func syncFolder(of path: String) {
+        let folder = (path as NSString).deletingLastPathComponent
+        let f = posixOpen(folder.isEmpty ? "." : folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard f >= 0 else { return }
+        _ = fsync(f)
+        _ = posixClose(f)
     }
 
     private static func syncData(_ f: Int32) -> Int32 {

@@ -172,6 +172,8 @@ static void remove_round_files(const char *store) {
         unlink(path);
         snprintf(path, sizeof path, "%s%s.unsynced", store, g_store_files[i]);
         unlink(path);
+        snprintf(path, sizeof path, "%s%s.newentry", store, g_store_files[i]);
+        unlink(path);
     }
 }
 
@@ -207,12 +209,27 @@ static void make_images(const char *store) {
         snprintf(image, sizeof image, "%s.durable", path);
         snprintf(log, sizeof log, "%s.unsynced", path);
         if (unlink(log) != 0 && errno != ENOENT) fail_io("cannot remove", log);
+        snprintf(log, sizeof log, "%s.newentry", path);
+        if (unlink(log) != 0 && errno != ENOENT) fail_io("cannot remove", log);
         if (access(path, F_OK) == 0) {
             copy_file(path, image);
         } else if (unlink(image) != 0 && errno != ENOENT) {
             fail_io("cannot remove", image);
         }
     }
+}
+
+/* A store file the driver made whose folder was never synced since (the shim's marker), or NULL. */
+static const char *new_entry(const char *store) {
+    static char path[4300];
+    for (size_t i = 0; i < STORE_FILE_COUNT; i++) {
+        snprintf(path, sizeof path, "%s%s.newentry", store, g_store_files[i]);
+        if (access(path, F_OK) == 0) {
+            path[strlen(path) - strlen(".newentry")] = '\0';
+            return path;
+        }
+    }
+    return NULL;
 }
 
 /* Reads the whole file at `path` (NULL and 0 when it is missing); the caller frees it. */
@@ -285,6 +302,12 @@ static void cut_power(const char *store, uint64_t *rng) {
         }
         free(ops);
         if (unlink(log) != 0 && errno != ENOENT) fail_io("cannot remove", log);
+        /* Created and never in a synced directory: the file is not there after the cut. */
+        snprintf(log, sizeof log, "%s.newentry", path);
+        if (access(log, F_OK) == 0) {
+            if (unlink(path) != 0 && errno != ENOENT) fail_io("cannot remove", path);
+            if (unlink(log) != 0) fail_io("cannot remove", log);
+        }
     }
     snprintf(path, sizeof path, "%s-shm", store);
     if (unlink(path) != 0 && errno != ENOENT) fail_io("cannot remove", path);
@@ -385,7 +408,18 @@ int main(int argc, char **argv) {
                 if (g_shim) cut_power(store, &rng);
                 continue;
             }
-            if (status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0) break; /* done */
+            if (status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+                /* On "full" every file the engine made must be in a synced folder by the time its
+                 * calls returned; at the latest when the driver is done. */
+                const char *unsynced_entry = g_shim && strcmp(g_durability, "full") == 0 ? new_entry(store) : NULL;
+                if (unsynced_entry) {
+                    fprintf(stderr, "kill-supervisor: FAILED: round %d (seed %llu): %s was made and its folder never "
+                                    "synced: a power cut would take it, and the calls it holds\n",
+                            rounds, round_seed, unsynced_entry);
+                    return 1;
+                }
+                break; /* done */
+            }
             char what[64];
             describe(status, what, sizeof what);
             fprintf(stderr, "kill-supervisor: FAILED: round %d (seed %llu), launch %ld after %ld kills: the driver %s\n",

@@ -25,9 +25,11 @@
  *  - A file that has no image when it is opened, and was not there before, is new: it exists
  *    after a power cut only once synced. The image of a file that existed before the process
  *    was started is made by whoever starts it (kill-supervisor copies each file to its image).
- *  - Directory entries: creating and deleting a file count as durable at once (the directory's
- *    own fsync is not modelled). Renaming a followed file is not modelled: the library aborts
- *    the process, so that a test cannot silently pass under a wrong model.
+ *  - Directory entries: a file this process creates exists after a power cut only once the
+ *    store's directory has been synced (fsync on a descriptor of the directory); until then
+ *    `F.newentry` marks it, and the supervisor removes the file at a cut. Deleting a file counts
+ *    at once. Renaming a followed file is not modelled: the library aborts the process, so that
+ *    a test cannot silently pass under a wrong model.
  *  - Memory-mapped writes are not seen (the store does not map its files; "-shm" is left out).
  */
 #define _GNU_SOURCE
@@ -75,6 +77,9 @@ static struct {
 } g_fds[MAX_FDS];
 static char g_store[PATH_MAX];
 static size_t g_store_length;
+/* The store's directory, to tell its fsync from others. */
+static dev_t g_dir_dev;
+static ino_t g_dir_ino;
 static int g_enabled;
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
@@ -125,6 +130,15 @@ static void init(void) {
         snprintf(g_store, sizeof g_store, "%s", store);
         g_store_length = strlen(g_store);
         g_enabled = 1;
+        char dir[PATH_MAX];
+        snprintf(dir, sizeof dir, "%s", g_store);
+        char *slash = strrchr(dir, '/');
+        if (slash) *slash = '\0';
+        struct stat st;
+        if (stat(slash ? (dir[0] ? dir : "/") : ".", &st) == 0) {
+            g_dir_dev = st.st_dev;
+            g_dir_ino = st.st_ino;
+        }
     }
 }
 
@@ -239,9 +253,19 @@ static void apply(file *f) {
     forget(f);
 }
 
-static int opened(const char *path, int fd, int flags) {
+/* The marker of a file created and not yet in a synced directory. */
+static void marker_of(const char *path, char *out, size_t size) { snprintf(out, size, "%s.newentry", path); }
+
+static int opened(const char *path, int fd, int flags, int existed) {
     if (fd < 0 || fd >= MAX_FDS || !followed(path)) return fd;
     pthread_mutex_lock(&g_lock);
+    if (!existed) {
+        char marker[PATH_MAX + 16];
+        marker_of(path, marker, sizeof marker);
+        int m = real_open(marker, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+        if (m < 0) abort();
+        real_close(m);
+    }
     file *f = entry(path);
     g_fds[fd].file = (int)(f - g_files) + 1;
     g_fds[fd].generation = f->generation;
@@ -274,7 +298,8 @@ int open(const char *path, int flags, ...) {
     va_start(ap, flags);
     mode_t mode = mode_of(flags, ap);
     va_end(ap);
-    return opened(path, real_open(path, flags, mode), flags);
+    int existed = followed(path) && access(path, F_OK) == 0;
+    return opened(path, real_open(path, flags, mode), flags, existed);
 }
 
 int open64(const char *path, int flags, ...) {
@@ -283,7 +308,8 @@ int open64(const char *path, int flags, ...) {
     va_start(ap, flags);
     mode_t mode = mode_of(flags, ap);
     va_end(ap);
-    return opened(path, real_open64(path, flags, mode), flags);
+    int existed = followed(path) && access(path, F_OK) == 0;
+    return opened(path, real_open64(path, flags, mode), flags, existed);
 }
 
 int close(int fd) {
@@ -373,6 +399,18 @@ static void synced(int fd) {
     pthread_mutex_lock(&g_lock);
     file *f = of(fd);
     if (f) apply(f);
+    struct stat st;
+    if (!f && g_enabled && fstat(fd, &st) == 0 && S_ISDIR(st.st_mode) && st.st_dev == g_dir_dev &&
+        st.st_ino == g_dir_ino) {
+        /* The directory is synced: every file created in it so far stays after a power cut. */
+        static const char *const suffixes[] = {"", "-wal", "-journal", "-wfjournal"};
+        for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++) {
+            char path[PATH_MAX + 16], marker[PATH_MAX + 32];
+            snprintf(path, sizeof path, "%s%s", g_store, suffixes[i]);
+            marker_of(path, marker, sizeof marker);
+            real_unlink(marker);
+        }
+    }
     pthread_mutex_unlock(&g_lock);
 }
 
