@@ -299,11 +299,9 @@ final class JournalTests: XCTestCase {
         fresh.close()
     }
 
-    /// With `synchronous=NORMAL` a power loss may take the last commits of each file separately.
-    /// Entries appended after a commit written straight to the tables that the store lost are not
-    /// replayed (they could name rows that commit made): the store comes back as it was before
-    /// it, with no hole, and the open reports how many entries it dropped.
-    func testEntriesAfterADirectCommitThePowerLossTookAreNotReplayed() throws {
+    /// A killed store whose last direct commit a power loss took, with an entry journaled after
+    /// it: the path of its copy.
+    private func storeWithAnEntryAfterALostDirectCommit() throws -> String {
         let path = tempPath()
         defer { removeStore(path) }
         let store = try SQLiteStore(path: path, folding: .whenFull)
@@ -312,10 +310,19 @@ final class JournalTests: XCTestCase {
         try commit(store, &w, effects: [effect(1)]) { $0.nodes[1].state = .ready }
         try commit(store, &w) { $0.nodes[1].state = .runningRemote }
         let killed = copyAsKilled(store)
-        defer { removeStore(killed) }
         store.close()
         // As if the second direct commit never reached the disk.
         try setMeta(killed, "journal.directCommits", "1")
+        return killed
+    }
+
+    /// With `synchronous=NORMAL` a power loss may take the last commits of each file separately.
+    /// Entries appended after a commit written straight to the tables that the store lost are not
+    /// replayed (they could name rows that commit made): the store comes back as it was before
+    /// it, with no hole, and the open reports how many entries it dropped.
+    func testEntriesAfterADirectCommitThePowerLossTookAreNotReplayed() throws {
+        let killed = try storeWithAnEntryAfterALostDirectCommit()
+        defer { removeStore(killed) }
         let reopened = try SQLiteStore(path: killed)
         XCTAssertEqual(reopened.entriesDiscardedAtOpen, 1)
         XCTAssertEqual(try reopened.loadWorkflow("wf-1")?.nodes[1].state, .ready, "the entry after it is dropped")
@@ -333,16 +340,8 @@ final class JournalTests: XCTestCase {
     /// refused the store as storeCorrupt, "goes on from entry 99, but the store's tables hold
     /// entries up to 98 only".)
     func testAfterEntriesAreDroppedAtOpenTheNextCommitsStillReplayAfterAKill() throws {
-        let path = tempPath()
-        defer { removeStore(path) }
-        let store = try SQLiteStore(path: path, folding: .whenFull)
-        var w = try driveOneWorkflow(store, 1)
-        try commit(store, &w, effects: [effect(1)]) { $0.nodes[1].state = .ready }
-        try commit(store, &w) { $0.nodes[1].state = .runningRemote }
-        let killed = copyAsKilled(store)
+        let killed = try storeWithAnEntryAfterALostDirectCommit()
         defer { removeStore(killed) }
-        store.close()
-        try setMeta(killed, "journal.directCommits", "1")
         let reopened = try SQLiteStore(path: killed, folding: .whenFull)
         XCTAssertEqual(reopened.entriesDiscardedAtOpen, 1)
         var again = try XCTUnwrap(reopened.loadWorkflow("wf-1"))

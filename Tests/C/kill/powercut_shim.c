@@ -288,6 +288,13 @@ static void written(int fd, off_t offset, const struct iovec *iov, int count, ss
     pthread_mutex_unlock(&g_lock);
 }
 
+/* One buffer written at `offset`. */
+static ssize_t written_one(int fd, off_t offset, const void *data, size_t length, ssize_t n) {
+    struct iovec v = {(void *)data, length};
+    written(fd, offset, &v, 1, n);
+    return n;
+}
+
 static mode_t mode_of(int flags, va_list ap) {
     return (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE ? (mode_t)va_arg(ap, int) : 0;
 }
@@ -321,42 +328,35 @@ int close(int fd) {
     return real_close(fd);
 }
 
-ssize_t write(int fd, const void *data, size_t length) {
-    pthread_once(&g_once, init);
+/* Where a write through `fd`'s file offset lands, or -1 when `fd` is not followed. */
+static off_t position(int fd) {
     off_t at = -1;
     pthread_mutex_lock(&g_lock);
     if (of(fd)) at = lseek(fd, 0, SEEK_CUR);
     pthread_mutex_unlock(&g_lock);
+    return at;
+}
+
+ssize_t write(int fd, const void *data, size_t length) {
+    pthread_once(&g_once, init);
+    off_t at = position(fd);
     ssize_t n = real_write(fd, data, length);
-    if (at >= 0) {
-        struct iovec v = {(void *)data, length};
-        written(fd, at, &v, 1, n);
-    }
-    return n;
+    return at >= 0 ? written_one(fd, at, data, length, n) : n;
 }
 
 ssize_t pwrite(int fd, const void *data, size_t length, off_t offset) {
     pthread_once(&g_once, init);
-    ssize_t n = real_pwrite(fd, data, length, offset);
-    struct iovec v = {(void *)data, length};
-    written(fd, offset, &v, 1, n);
-    return n;
+    return written_one(fd, offset, data, length, real_pwrite(fd, data, length, offset));
 }
 
 ssize_t pwrite64(int fd, const void *data, size_t length, off_t offset) {
     pthread_once(&g_once, init);
-    ssize_t n = real_pwrite64(fd, data, length, offset);
-    struct iovec v = {(void *)data, length};
-    written(fd, offset, &v, 1, n);
-    return n;
+    return written_one(fd, offset, data, length, real_pwrite64(fd, data, length, offset));
 }
 
 ssize_t writev(int fd, const struct iovec *iov, int count) {
     pthread_once(&g_once, init);
-    off_t at = -1;
-    pthread_mutex_lock(&g_lock);
-    if (of(fd)) at = lseek(fd, 0, SEEK_CUR);
-    pthread_mutex_unlock(&g_lock);
+    off_t at = position(fd);
     ssize_t n = real_writev(fd, iov, count);
     if (at >= 0) written(fd, at, iov, count, n);
     return n;
