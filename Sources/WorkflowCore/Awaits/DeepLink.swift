@@ -92,14 +92,24 @@ public struct DeepLink: Sendable, Equatable {
         return out
     }
 
+    /// Decodes percent-encoding: `%` and exactly two hex digits (RFC 3986; not `%+1`, which
+    /// `UInt8(_:radix:)` would read as a signed number); nil when it is bad or the bytes are not
+    /// UTF-8.
     static func unescape(_ s: String) -> String? {
+        func hexValue(_ c: UInt8) -> UInt8? {
+            switch c {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): c - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): c - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): c - UInt8(ascii: "A") + 10
+            default: nil
+            }
+        }
         var bytes: [UInt8] = []
         var it = Array(s.utf8).makeIterator()
         while let b = it.next() {
             if b == UInt8(ascii: "%") {
-                guard let h = it.next(), let l = it.next(), let v = UInt8(String(decoding: [h, l], as: UTF8.self), radix: 16)
-                else { return nil }
-                bytes.append(v)
+                guard let h = it.next().flatMap(hexValue), let l = it.next().flatMap(hexValue) else { return nil }
+                bytes.append(h << 4 | l)
             } else {
                 bytes.append(b)
             }
