@@ -15,7 +15,8 @@
  * a local run started again, a job submitted again under a run id used
  * before), so the checks that assume nothing is lost are left out; every
  * other check holds, the store must open after every cut, and the workflow
- * must still finish with the right outputs and lineage.
+ * must still finish with the right outputs and lineage. --foreground-writes opens
+ * the engine with "backgroundWrites": false.
  *
  * The graph (50 nodes, built deterministically from the seed) mixes local text
  * tools (Text, Upper, Append, Reverse, Concat: run by this program on
@@ -71,6 +72,9 @@ static const char *g_store;
 static const char *g_durability = "normal";
 /* --may-lose-commits: power cuts on "normal" separate the launches. */
 static int g_may_lose_commits;
+/* --foreground-writes: the engine's "backgroundWrites": false (the journal folded on the
+ * calling thread). */
+static int g_background_writes = 1;
 static char g_journal_path[4096];
 static char g_ledger_path[4096];
 static int g_violations;
@@ -497,9 +501,10 @@ static int taken_earlier(const driver *d, const char *run_id) {
 
 static wf_engine *open_engine(uint64_t seed) {
     wf_engine *engine = NULL;
-    json_t *config = json_pack("{s:s, s:{s:s, s:s}, s:I, s:s, s:{s:i, s:i}, s:s}", "store", g_store, "clock", "mode",
+    json_t *config = json_pack("{s:s, s:{s:s, s:s}, s:I, s:s, s:{s:i, s:i}, s:s, s:b}", "store", g_store, "clock", "mode",
                                "manual", "start", "2026-01-01T00:00:00.000Z", "seed", (json_int_t)seed, "logLevel",
-                               "critical", "concurrency", "remote", 6, "local", 2, "durability", g_durability);
+                               "critical", "concurrency", "remote", 6, "local", 2, "durability", g_durability,
+                               "backgroundWrites", g_background_writes);
     int status = wf_engine_open(&engine, config);
     json_decref(config);
     if (status != WF_OK) {
@@ -1097,6 +1102,7 @@ static int check(uint64_t seed) {
 
 static void usage(void) {
     fprintf(stderr, "usage: kill-driver run|check --store PATH --seed N [--durability normal|full] [--may-lose-commits]\n"
+                    "                 [--foreground-writes]\n"
                     "       kill-driver plan --seed N\n");
     exit(2);
 }
@@ -1114,6 +1120,8 @@ int main(int argc, char **argv) {
             g_durability = argv[++i];
         } else if (eq(argv[i], "--may-lose-commits")) {
             g_may_lose_commits = 1;
+        } else if (eq(argv[i], "--foreground-writes")) {
+            g_background_writes = 0;
         } else {
             usage();
         }

@@ -5,7 +5,7 @@
  *
  *   kill-supervisor --driver PATH --dir DIR [--kills N] [--seed S]
  *                   [--min-ms A] [--max-ms B] [--timeout S] [--keep]
- *                   [--power-cut SHIM [--durability full|normal]]
+ *                   [--power-cut SHIM [--durability full|normal]] [--foreground-writes]
  *
  * Rounds: each round is a fresh store DIR/round-NNN.sqlite and a fresh
  * 50-node workflow built from seed S*1000+NNN. The driver is launched, and
@@ -29,7 +29,8 @@
  * removed: SQLite rebuilds it), and before each launch each file is copied to
  * its image. The driver runs on --durability (default full); with normal, a
  * power cut may take the last calls' changes, and the driver is told so
- * (kill-driver --may-lose-commits).
+ * (kill-driver --may-lose-commits). --foreground-writes is handed to the
+ * driver: the engine folds its journal on the calling thread.
  */
 #define _POSIX_C_SOURCE 200809L
 #define _XOPEN_SOURCE 700
@@ -53,6 +54,8 @@ static const char *g_dir;
 static const char *g_shim;
 /* --durability, with --power-cut. */
 static const char *g_durability = "full";
+/* --foreground-writes, for the driver. */
+static int g_foreground_writes;
 
 /* The store's files a power cut concerns, and what each keeps as its image. */
 static const char *const g_store_files[] = {"", "-wal", "-journal", "-wfjournal"};
@@ -94,20 +97,26 @@ static pid_t launch(const char *mode, const char *store, unsigned long long seed
             dup2(fd, 2);
             close(fd);
         }
+        const char *args[12];
+        int n = 0;
+        args[n++] = g_driver;
+        args[n++] = mode;
+        args[n++] = "--store";
+        args[n++] = store;
+        args[n++] = "--seed";
+        args[n++] = seed_text;
         if (g_shim) {
             if (strcmp(mode, "run") == 0) {
                 setenv("LD_PRELOAD", g_shim, 1);
                 setenv("POWERCUT_STORE", store, 1);
             }
-            if (strcmp(g_durability, "full") == 0) {
-                execl(g_driver, g_driver, mode, "--store", store, "--seed", seed_text, "--durability", "full", (char *)NULL);
-            } else {
-                execl(g_driver, g_driver, mode, "--store", store, "--seed", seed_text, "--durability", g_durability,
-                      "--may-lose-commits", (char *)NULL);
-            }
-        } else {
-            execl(g_driver, g_driver, mode, "--store", store, "--seed", seed_text, (char *)NULL);
+            args[n++] = "--durability";
+            args[n++] = g_durability;
+            if (strcmp(g_durability, "normal") == 0) args[n++] = "--may-lose-commits";
         }
+        if (g_foreground_writes) args[n++] = "--foreground-writes";
+        args[n] = NULL;
+        execv(g_driver, (char *const *)args);
         perror("kill-supervisor: exec");
         _exit(127);
     }
@@ -315,7 +324,8 @@ static void cut_power(const char *store, uint64_t *rng) {
 
 static void usage(void) {
     fprintf(stderr, "usage: kill-supervisor --driver PATH --dir DIR [--kills N] [--seed S] [--min-ms A] [--max-ms B]"
-                    " [--timeout SECONDS] [--keep] [--power-cut SHIM [--durability full|normal]]\n");
+                    " [--timeout SECONDS] [--keep] [--power-cut SHIM [--durability full|normal]]"
+                    " [--foreground-writes]\n");
     exit(2);
 }
 
@@ -343,6 +353,8 @@ int main(int argc, char **argv) {
             timeout = atof(argv[++i]);
         } else if (strcmp(a, "--keep") == 0) {
             keep = 1;
+        } else if (strcmp(a, "--foreground-writes") == 0) {
+            g_foreground_writes = 1;
         } else if (strcmp(a, "--power-cut") == 0 && has_value) {
             g_shim = argv[++i];
         } else if (strcmp(a, "--durability") == 0 && has_value &&
