@@ -211,6 +211,21 @@ final class RunnerTests: XCTestCase {
         XCTAssertEqual(lines[4], "FAIL a-fail: step 1 (boom): unexpected error cycleDetected: cycle detected: A → B → A")
     }
 
+    /// By bytes, not by Swift's `String` order, which compares canonically equivalent text as
+    /// equal: "e\u{301}z" (0x65 first) goes before "\u{E9}a" (0xC3 first), though "éa" < "éz".
+    func testFilesAreSortedByTheirUTF8BytesNotByCanonicalOrder() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("wf-conf-test-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let decomposed = "e\u{301}z.json", precomposed = "\u{E9}a.json", hidden = ".json"
+        for name in [decomposed, precomposed, hidden] {
+            XCTAssertTrue(FileManager.default.createFile(atPath: dir.path + "/" + name, contents: Data("{}".utf8)))
+        }
+        let files = try ConformanceSuite.fixtureFiles([dir.path])
+        XCTAssertEqual(files.map { Array($0.utf8) }, [decomposed, precomposed].map { Array("\(dir.path)/\($0)".utf8) },
+                       "a file named just .json is no fixture")
+    }
+
     func testTempStoreIsRemovedAfterTheFixture() throws {
         let host = makeHost()
         let f = try fixture(#"{"name": "tmp", "engine": {"store": "$tempfile"}, "steps": [{"op": "make"}]}"#)
