@@ -47,6 +47,7 @@ public enum MatchOperators {
                 if operand.stringValue.flatMap(Instant.init(rfc3339:)) == nil { return bad("an RFC 3339 timestamp") }
             case "$match":
                 guard let pattern = operand.stringValue else { return bad("a string") }
+                guard RegexSubset.contains(pattern) else { return bad("a regular expression of the runners' shared subset") }
                 // The empty pattern matches every string, as regcomp and re read it;
                 // NSRegularExpression refuses to compile it.
                 if !pattern.isEmpty, (try? NSRegularExpression(pattern: pattern)) == nil { return bad("a valid regular expression") }

@@ -183,6 +183,102 @@ static int is_count(const json_t *v) {
     return is_number(v) && json_number_value(v) >= 0 && json_number_value(v) == floor(json_number_value(v));
 }
 
+/* `m}`, `m,}` or `m,n}` from `p` (just after `{`), m <= n <= 255: the character after `}`, or
+ * NULL. */
+static const char *bounds(const char *p) {
+    long m = 0, n = 0;
+    int digits = 0;
+    for (; *p >= '0' && *p <= '9'; p++) {
+        if (++digits > 3) return NULL;
+        m = m * 10 + (*p - '0');
+    }
+    if (!digits || m > 255) return NULL;
+    if (*p == '}') return p + 1;
+    if (*p++ != ',') return NULL;
+    if (*p == '}') return p + 1;
+    digits = 0;
+    for (; *p >= '0' && *p <= '9'; p++) {
+        if (++digits > 3) return NULL;
+        n = n * 10 + (*p - '0');
+    }
+    if (!digits || n > 255 || n < m || *p != '}') return NULL;
+    return p + 1;
+}
+
+/* Whether a $match pattern keeps to the regular expressions the three runners read alike (the
+ * runner cases' README): literals, `.`, `[...]` and `[^...]` (ASCII ranges, `-` first or last;
+ * no `\`, `[`, `&&` or `--` inside), `*`, `+`, `?`, `{m}`, `{m,}`, `{m,n}` (m <= n <= 255) after
+ * something to repeat, `|` between non-empty alternatives, non-empty `(...)`, `^`, `$`, and `\`
+ * before a special character. The Swift runner's RegexSubset and the Python runner's
+ * _within_shared_subset hold the same rules. Bytes, not characters: no rule looks at a byte of
+ * a multi-byte character but the ASCII test of a range's ends. */
+static int within_shared_subset(const char *p) {
+    static const char special[] = ".[]()*+?{}|^$\\";
+    int depth = 0, quantifiable = 0, branch_empty = 1, last_bar = 0;
+    while (*p) {
+        char c = *p;
+        if (c == '\\') {
+            if (!p[1] || !strchr(special, p[1])) return 0;
+            p += 2;
+            quantifiable = 1, branch_empty = 0, last_bar = 0;
+        } else if (c == '[') {
+            const char *j = p + 1;
+            if (*j == '^') j++;
+            const char *start = j;
+            int items = 0;
+            while (*j && *j != ']') {
+                unsigned char ch = (unsigned char)*j;
+                /* ICU reads && and -- in brackets as set operations. */
+                if (ch == '\\' || ch == '[' || ((ch == '&' || ch == '-') && j[1] == (char)ch)) return 0;
+                if (j[1] == '-' && j[2] && j[2] != ']') {
+                    unsigned char hi = (unsigned char)j[2];
+                    if (ch >= 0x80 || hi >= 0x80 || ch == '-' || hi == '-' || hi == '\\' || hi == '[' || hi < ch) return 0;
+                    j += 3;
+                } else {
+                    if (ch == '-' && j != start && j[1] && j[1] != ']') return 0;
+                    j++;
+                }
+                items++;
+            }
+            if (!*j || !items) return 0;
+            p = j + 1;
+            quantifiable = 1, branch_empty = 0, last_bar = 0;
+        } else if (c == '(') {
+            if (p[1] == ')') return 0;
+            depth++;
+            p++;
+            quantifiable = 0, branch_empty = 1, last_bar = 0;
+        } else if (c == ')') {
+            if (!depth || branch_empty) return 0;
+            depth--;
+            p++;
+            quantifiable = 1, branch_empty = 0, last_bar = 0;
+        } else if (c == '|') {
+            if (branch_empty) return 0;
+            p++;
+            quantifiable = 0, branch_empty = 1, last_bar = 1;
+        } else if (c == '*' || c == '+' || c == '?') {
+            if (!quantifiable) return 0;
+            p++;
+            quantifiable = 0;
+        } else if (c == '{') {
+            const char *end = quantifiable ? bounds(p + 1) : NULL;
+            if (!end) return 0;
+            p = end;
+            quantifiable = 0;
+        } else if (c == '}' || c == ']') {
+            return 0;
+        } else if (c == '^' || c == '$') {
+            p++;
+            quantifiable = 0, branch_empty = 0, last_bar = 0;
+        } else {
+            p++;
+            quantifiable = 1, branch_empty = 0, last_bar = 0;
+        }
+    }
+    return depth == 0 && !last_bar;
+}
+
 static int regex_compiles(const char *pattern) {
     regex_t regex;
     if (regcomp(&regex, pattern, REG_EXTENDED | REG_NOSUB) != 0) return 0;
@@ -236,6 +332,9 @@ static cm_result check_operator(const json_t *expect, const char *path, cu_buf *
             }
         } else if (strcmp(key, "$match") == 0) {
             if (!json_is_string(arg)) return bad(why, path, "$match takes a string, not ", arg);
+            if (!within_shared_subset(json_string_value(arg))) {
+                return bad(why, path, "$match takes a regular expression of the runners' shared subset, not ", arg);
+            }
             if (!regex_compiles(json_string_value(arg))) {
                 return bad(why, path, "$match takes a valid regular expression, not ", arg);
             }

@@ -166,7 +166,8 @@ final class MatcherTests: XCTestCase {
         assertMismatch(#"{"$len": "x", "$bogus": 1}"#, "1", says: "unknown operator $bogus")  // unknown names first
         assertMismatch(#"{"$tol": 1}"#, "1", says: "$tol needs $approx or $time")
         assertMismatch(#"{"$approx": 1, "$tol": -1}"#, "1", says: "$tol takes a non-negative number, not -1")
-        assertMismatch(#"{"$match": "("}"#, #""(""#, says: #"$match takes a valid regular expression, not "(""#)
+        assertMismatch(#"{"$match": "("}"#, #""(""#, says: #"$match takes a regular expression of the runners' shared subset, not "(""#)
+        assertMismatch(#"{"$match": "a{,2}"}"#, #""a""#, says: "shared subset")  // re reads {0,2}, regcomp refuses it
         assertMismatch(#"{"$len": "two"}"#, "[1, 2]", says: #"$len takes a non-negative integer, not "two""#)
         assertMismatch(#"{"$len": 1.5}"#, "[1, 2]", says: "$len takes a non-negative integer, not 1.5")
         assertMismatch(#"{"$any": 1}"#, "1", says: "$any takes only true, not 1")

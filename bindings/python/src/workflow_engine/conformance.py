@@ -314,6 +314,8 @@ def _check_operator(expect: dict[str, Any], path: str) -> None:
         elif key == "$match":
             if not isinstance(arg, str):
                 raise _malformed(path, f"$match takes a string, not {render(arg)}")
+            if not _within_shared_subset(arg):
+                raise _malformed(path, f"$match takes a regular expression of the runners' shared subset, not {render(arg)}")
             try:
                 re.compile(arg)
             except re.error as error:
@@ -451,6 +453,119 @@ def _op_time(expect: dict[str, Any], arg: Any, actual: Any) -> str | None:
     # The tolerance in whole nanoseconds, rounded half away from zero as C's round().
     limit = Decimal(float(expect.get("$tol", 0)) * 1e9).to_integral_value(rounding=ROUND_HALF_UP)
     return None if limit >= 2**63 or abs(got - target) <= limit else ""
+
+
+_SPECIAL = frozenset(".[]()*+?{}|^$\\")
+
+
+def _within_shared_subset(p: str) -> bool:
+    """Whether a ``$match`` pattern keeps to the regular expressions the three runners read alike
+    (the runner cases' README): literals, ``.``, ``[...]`` and ``[^...]`` (ASCII ranges, ``-`` first
+    or last; no ``\\``, ``[``, ``&&`` or ``--`` inside), ``*``, ``+``, ``?``, ``{m}``, ``{m,}``, ``{m,n}``
+    (m <= n <= 255) after something to repeat, ``|`` between non-empty alternatives, non-empty
+    ``(...)``, ``^``, ``$``, and ``\\`` before a special character. The Swift runner's
+    ``RegexSubset`` and the C runner's ``within_shared_subset`` hold the same rules."""
+    n = len(p)
+    i = depth = 0
+    quantifiable, branch_empty, last_bar = False, True, False
+    while i < n:
+        c = p[i]
+        if c == "\\":
+            if i + 1 >= n or p[i + 1] not in _SPECIAL:
+                return False
+            i += 2
+            quantifiable, branch_empty, last_bar = True, False, False
+        elif c == "[":
+            j = i + 1
+            if j < n and p[j] == "^":
+                j += 1
+            start, items = j, 0
+            while j < n and p[j] != "]":
+                ch = p[j]
+                if ch in "\\[" or (ch in "&-" and j + 1 < n and p[j + 1] == ch):  # ICU: && and -- are set operations
+                    return False
+                if j + 2 < n and p[j + 1] == "-" and p[j + 2] != "]":
+                    hi = p[j + 2]
+                    if not (ch.isascii() and hi.isascii()) or "-" in (ch, hi) or hi in "\\[" or hi < ch:
+                        return False
+                    j += 3
+                else:
+                    if ch == "-" and j != start and j + 1 < n and p[j + 1] != "]":
+                        return False
+                    j += 1
+                items += 1
+            if j >= n or items == 0:
+                return False
+            i = j + 1
+            quantifiable, branch_empty, last_bar = True, False, False
+        elif c == "(":
+            if i + 1 < n and p[i + 1] == ")":
+                return False
+            depth += 1
+            i += 1
+            quantifiable, branch_empty, last_bar = False, True, False
+        elif c == ")":
+            if depth == 0 or branch_empty:
+                return False
+            depth -= 1
+            i += 1
+            quantifiable, branch_empty, last_bar = True, False, False
+        elif c == "|":
+            if branch_empty:
+                return False
+            i += 1
+            quantifiable, branch_empty, last_bar = False, True, True
+        elif c in "*+?":
+            if not quantifiable:
+                return False
+            i += 1
+            quantifiable = False
+        elif c == "{":
+            end = _bounds(p, i + 1) if quantifiable else None
+            if end is None:
+                return False
+            i = end
+            quantifiable = False
+        elif c in "}]":
+            return False
+        elif c in "^$":
+            i += 1
+            quantifiable, branch_empty, last_bar = False, False, False
+        else:
+            i += 1
+            quantifiable, branch_empty, last_bar = True, False, False
+    return depth == 0 and not last_bar
+
+
+def _bounds(p: str, start: int) -> int | None:
+    """``m}``, ``m,}`` or ``m,n}`` from ``start`` (just after ``{``), m <= n <= 255: the index after
+    ``}``, else None."""
+
+    def number(at: int) -> tuple[int | None, int]:
+        digits = ""
+        while at < len(p) and p[at] in "0123456789":
+            digits += p[at]
+            if len(digits) > 3:
+                return None, at
+            at += 1
+        return (int(digits) if digits else None), at
+
+    m, j = number(start)
+    if m is None or m > 255 or j >= len(p):
+        return None
+    if p[j] == "}":
+        return j + 1
+    if p[j] != ",":
+        return None
+    j += 1
+    if j >= len(p):
+        return None
+    if p[j] == "}":
+        return j + 1
+    upper, j = number(j)
+    if upper is None or upper > 255 or upper < m or j >= len(p) or p[j] != "}":
+        return None
+    return j + 1
 
 
 def _op_match(expect: dict[str, Any], arg: Any, actual: Any) -> str | None:
