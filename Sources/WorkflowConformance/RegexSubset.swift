@@ -6,11 +6,11 @@
 enum RegexSubset {
     private static let special = Set(".[]()*+?{}|^$\\".unicodeScalars)
 
-    /// Whether `pattern` keeps to the subset: literals, `.`, `[...]` and `[^...]` (ASCII
-    /// ranges, `-` first or last; no `\`, `[`, `&&` or `--` inside), `*`, `+`, `?`, `{m}`, `{m,}`,
-    /// `{m,n}` (m ≤ n ≤ 255) after something to repeat (not after another quantifier or an
-    /// anchor), `|` between non-empty alternatives, non-empty `(...)`, `^`, `$`, and `\` before
-    /// a special character. The empty pattern is in it.
+    /// Whether `pattern` keeps to the subset: literals, `.`, `[...]` and `[^...]` (ASCII ranges,
+    /// `-` first or last; no `\`, `[`, `&&` or `--` inside, no `:` first), `*`, `+`, `?`, `{m}`,
+    /// `{m,}`, `{m,n}` (m ≤ n ≤ 255) after something to repeat (not after another quantifier or an
+    /// anchor), `|` between non-empty alternatives, non-empty `(...)`, `^`, `$`, and `\` before a
+    /// special character. The empty pattern is in it.
     static func contains(_ pattern: String) -> Bool {
         let p = Array(pattern.unicodeScalars)
         let n = p.count
@@ -30,6 +30,7 @@ enum RegexSubset {
                 atom()
             case "[":
                 var j = i + 1
+                if j < n, p[j] == ":" { return false }  // ICU reads [:alpha:] as a property
                 if j < n, p[j] == "^" { j += 1 }
                 let start = j
                 var items = 0

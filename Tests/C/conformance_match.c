@@ -207,9 +207,9 @@ static const char *bounds(const char *p) {
 
 /* Whether a $match pattern keeps to the regular expressions the three runners read alike (the
  * runner cases' README): literals, `.`, `[...]` and `[^...]` (ASCII ranges, `-` first or last;
- * no `\`, `[`, `&&` or `--` inside), `*`, `+`, `?`, `{m}`, `{m,}`, `{m,n}` (m <= n <= 255) after
- * something to repeat, `|` between non-empty alternatives, non-empty `(...)`, `^`, `$`, and `\`
- * before a special character. The Swift runner's RegexSubset and the Python runner's
+ * no `\`, `[`, `&&` or `--` inside, no `:` first), `*`, `+`, `?`, `{m}`, `{m,}`, `{m,n}`
+ * (m <= n <= 255) after something to repeat, `|` between non-empty alternatives, non-empty
+ * `(...)`, `^`, `$`, and `\` before a special character. The Swift runner's RegexSubset and the Python runner's
  * _within_shared_subset hold the same rules. Bytes, not characters: no rule looks at a byte of
  * a multi-byte character but the ASCII test of a range's ends. */
 static int within_shared_subset(const char *p) {
@@ -223,6 +223,7 @@ static int within_shared_subset(const char *p) {
             quantifiable = 1, branch_empty = 0, last_bar = 0;
         } else if (c == '[') {
             const char *j = p + 1;
+            if (*j == ':') return 0; /* ICU reads [:alpha:] as a property */
             if (*j == '^') j++;
             const char *start = j;
             int items = 0;

@@ -460,11 +460,12 @@ _SPECIAL = frozenset(".[]()*+?{}|^$\\")
 
 def _within_shared_subset(p: str) -> bool:
     """Whether a ``$match`` pattern keeps to the regular expressions the three runners read alike
-    (the runner cases' README): literals, ``.``, ``[...]`` and ``[^...]`` (ASCII ranges, ``-`` first
-    or last; no ``\\``, ``[``, ``&&`` or ``--`` inside), ``*``, ``+``, ``?``, ``{m}``, ``{m,}``, ``{m,n}``
-    (m <= n <= 255) after something to repeat, ``|`` between non-empty alternatives, non-empty
-    ``(...)``, ``^``, ``$``, and ``\\`` before a special character. The Swift runner's
-    ``RegexSubset`` and the C runner's ``within_shared_subset`` hold the same rules."""
+    (the runner cases' README): literals, ``.``, ``[...]`` and ``[^...]`` (ASCII ranges, ``-``
+    first or last; no ``\\``, ``[``, ``&&`` or ``--`` inside, no ``:`` first), ``*``, ``+``,
+    ``?``, ``{m}``, ``{m,}``, ``{m,n}`` (m <= n <= 255) after something to repeat, ``|`` between
+    non-empty alternatives, non-empty ``(...)``, ``^``, ``$``, and ``\\`` before a special
+    character. The Swift runner's ``RegexSubset`` and the C runner's ``within_shared_subset``
+    hold the same rules."""
     n = len(p)
     i = depth = 0
     quantifiable, branch_empty, last_bar = False, True, False
@@ -477,6 +478,8 @@ def _within_shared_subset(p: str) -> bool:
             quantifiable, branch_empty, last_bar = True, False, False
         elif c == "[":
             j = i + 1
+            if j < n and p[j] == ":":  # ICU reads [:alpha:] as a property
+                return False
             if j < n and p[j] == "^":
                 j += 1
             start, items = j, 0
