@@ -16,7 +16,9 @@
  * before), so the checks that assume nothing is lost are left out; every
  * other check holds, the store must open after every cut, and the workflow
  * must still finish with the right outputs and lineage. --foreground-writes opens
- * the engine with "backgroundWrites": false.
+ * the engine with "backgroundWrites": false. --store-faults: the store's writes
+ * fail now and then (kill-supervisor --faults); a call or an open refused with
+ * WF_ESTORE ends the launch with exit status 11, and the next launch goes on.
  *
  * The graph (50 nodes, built deterministically from the seed) mixes local text
  * tools (Text, Upper, Append, Reverse, Concat: run by this program on
@@ -62,6 +64,8 @@
 #define STALL_SECONDS 600
 #define TEXT_URI_PREFIX "data:text/plain;charset=utf-8,"
 #define EXIT_VIOLATION 10
+/* --store-faults: the store refused a write (WF_ESTORE); the supervisor launches the driver again. */
+#define EXIT_STORE_FAULT 11
 
 /* ---------------------------------------------------------------------------
  * Small helpers
@@ -75,6 +79,9 @@ static int g_may_lose_commits;
 /* --foreground-writes: the engine's "backgroundWrites": false (the journal folded on the
  * calling thread). */
 static int g_background_writes = 1;
+/* --store-faults: writes to the store fail now and then (the fault shim); a call refused with
+ * WF_ESTORE ends the launch with EXIT_STORE_FAULT instead of failing the test. */
+static int g_store_faults;
 static char g_journal_path[4096];
 static char g_ledger_path[4096];
 static int g_violations;
@@ -118,10 +125,21 @@ static void violation(const char *format, ...) {
     g_violations++;
 }
 
+/* The codes a failing disk may cause (the faults injected); storeCorrupt never is one. */
+static int is_fault(const char *code) {
+    return strcmp(code, "storeWriteFailed") == 0 || strcmp(code, "storeReadFailed") == 0 ||
+           strcmp(code, "storeOpenFailed") == 0;
+}
+
 static json_t *call_status(int *status, wf_engine *engine, const char *op, json_t *args_stolen) {
     json_t *result = NULL;
     *status = wf_call(&result, engine, op, args_stolen);
     json_decref(args_stolen);
+    if (*status == WF_ESTORE && g_store_faults && is_fault(wf_error_last()->code)) {
+        const wf_error *e = wf_error_last();
+        journal("storeFault %s %s: %s", op, e->code, e->message);
+        exit(EXIT_STORE_FAULT);
+    }
     return result;
 }
 
@@ -507,6 +525,10 @@ static wf_engine *open_engine(uint64_t seed) {
                                "backgroundWrites", g_background_writes);
     int status = wf_engine_open(&engine, config);
     json_decref(config);
+    if (status == WF_ESTORE && g_store_faults && is_fault(wf_error_last()->code)) {
+        journal("storeFault open %s: %s", wf_error_last()->code, wf_error_last()->message);
+        exit(EXIT_STORE_FAULT);
+    }
     if (status != WF_OK) {
         const wf_error *e = wf_error_last();
         die("opening the engine on %s: %s %s: %s", g_store, wf_status_name(status), e->code, e->message);
@@ -1102,7 +1124,7 @@ static int check(uint64_t seed) {
 
 static void usage(void) {
     fprintf(stderr, "usage: kill-driver run|check --store PATH --seed N [--durability normal|full] [--may-lose-commits]\n"
-                    "                 [--foreground-writes]\n"
+                    "                 [--foreground-writes] [--store-faults]\n"
                     "       kill-driver plan --seed N\n");
     exit(2);
 }
@@ -1122,6 +1144,8 @@ int main(int argc, char **argv) {
             g_may_lose_commits = 1;
         } else if (eq(argv[i], "--foreground-writes")) {
             g_background_writes = 0;
+        } else if (eq(argv[i], "--store-faults")) {
+            g_store_faults = 1;
         } else {
             usage();
         }

@@ -6,6 +6,7 @@
  *   kill-supervisor --driver PATH --dir DIR [--kills N] [--seed S]
  *                   [--min-ms A] [--max-ms B] [--timeout S] [--keep]
  *                   [--power-cut SHIM [--durability full|normal]] [--foreground-writes]
+ *                   [--shim SHIM] [--faults N]
  *
  * Rounds: each round is a fresh store DIR/round-NNN.sqlite and a fresh
  * 50-node workflow built from seed S*1000+NNN. The driver is launched, and
@@ -31,6 +32,11 @@
  * power cut may take the last calls' changes, and the driver is told so
  * (kill-driver --may-lose-commits). --foreground-writes is handed to the
  * driver: the engine folds its journal on the calling thread.
+ *
+ * --faults N (with --shim SHIM, or with --power-cut) makes about one in N
+ * writes, truncations and syncs of the store's files fail (a full or failing
+ * disk); the driver (kill-driver --store-faults) ends a launch whose call the
+ * store refused with exit status 11, and is launched again.
  */
 #define _POSIX_C_SOURCE 200809L
 #define _XOPEN_SOURCE 700
@@ -50,8 +56,12 @@
 
 static const char *g_driver;
 static const char *g_dir;
-/* --power-cut: the shim to preload, or NULL. */
+/* --power-cut or --shim: the shim to preload, or NULL. */
 static const char *g_shim;
+/* --power-cut: each kill is a power cut. */
+static int g_cut_power;
+/* --faults N: one in N operations on the store's files fails (0: none). */
+static unsigned long g_faults;
 /* --durability, with --power-cut. */
 static const char *g_durability = "full";
 /* --foreground-writes, for the driver. */
@@ -105,15 +115,21 @@ static pid_t launch(const char *mode, const char *store, unsigned long long seed
         args[n++] = store;
         args[n++] = "--seed";
         args[n++] = seed_text;
-        if (g_shim) {
-            if (strcmp(mode, "run") == 0) {
-                setenv("LD_PRELOAD", g_shim, 1);
-                setenv("POWERCUT_STORE", store, 1);
+        if (g_shim && strcmp(mode, "run") == 0) {
+            setenv("LD_PRELOAD", g_shim, 1);
+            setenv("POWERCUT_STORE", store, 1);
+            if (g_faults) {
+                char rate[32];
+                snprintf(rate, sizeof rate, "%lu", g_faults);
+                setenv("POWERCUT_FAULTS", rate, 1);
             }
+        }
+        if (g_shim) {
             args[n++] = "--durability";
             args[n++] = g_durability;
-            if (strcmp(g_durability, "normal") == 0) args[n++] = "--may-lose-commits";
+            if (g_cut_power && strcmp(g_durability, "normal") == 0) args[n++] = "--may-lose-commits";
         }
+        if (g_faults) args[n++] = "--store-faults";
         if (g_foreground_writes) args[n++] = "--foreground-writes";
         args[n] = NULL;
         execv(g_driver, (char *const *)args);
@@ -325,7 +341,7 @@ static void cut_power(const char *store, uint64_t *rng) {
 static void usage(void) {
     fprintf(stderr, "usage: kill-supervisor --driver PATH --dir DIR [--kills N] [--seed S] [--min-ms A] [--max-ms B]"
                     " [--timeout SECONDS] [--keep] [--power-cut SHIM [--durability full|normal]]"
-                    " [--foreground-writes]\n");
+                    " [--foreground-writes] [--shim SHIM] [--faults N]\n");
     exit(2);
 }
 
@@ -357,6 +373,11 @@ int main(int argc, char **argv) {
             g_foreground_writes = 1;
         } else if (strcmp(a, "--power-cut") == 0 && has_value) {
             g_shim = argv[++i];
+            g_cut_power = 1;
+        } else if (strcmp(a, "--shim") == 0 && has_value) {
+            g_shim = argv[++i];
+        } else if (strcmp(a, "--faults") == 0 && has_value) {
+            g_faults = strtoul(argv[++i], NULL, 10);
         } else if (strcmp(a, "--durability") == 0 && has_value &&
                    (strcmp(argv[i + 1], "full") == 0 || strcmp(argv[i + 1], "normal") == 0)) {
             g_durability = argv[++i];
@@ -366,6 +387,7 @@ int main(int argc, char **argv) {
     }
     if (!g_driver || !g_dir || kills_wanted < 0 || min_ms < 0 || max_ms < min_ms) usage();
     if (!g_shim && strcmp(g_durability, "full") != 0) usage(); /* --durability goes with --power-cut */
+    if (g_faults && !g_shim) usage();                            /* --faults needs the shim */
     if (mkdir(g_dir, 0755) != 0 && errno != EEXIST) {
         perror("kill-supervisor: mkdir");
         return 1;
@@ -381,9 +403,11 @@ int main(int argc, char **argv) {
     int rounds = 0;
     double started = now_seconds();
     printf("kill-supervisor: %ld %s wanted, delays %.1f-%.1f ms, seed %llu, files in %s\n", kills_wanted,
-           g_shim ? "power cuts (kills, then the synced writes kept and a prefix of the others)" : "kills", min_ms,
+           g_cut_power ? "power cuts (kills, then the synced writes kept and a prefix of the others)" : "kills", min_ms,
            max_ms, seed, g_dir);
     if (g_shim) printf("kill-supervisor: durability %s\n", g_durability);
+    if (g_faults) printf("kill-supervisor: about one in %lu writes and syncs of the store fails\n", g_faults);
+    long faults = 0;
 
     for (;; rounds++) {
         char store[4096], out[4200];
@@ -395,7 +419,7 @@ int main(int argc, char **argv) {
         double round_started = now_seconds();
 
         for (;;) {
-            if (g_shim) make_images(store);
+            if (g_cut_power) make_images(store);
             pid_t pid = launch("run", store, round_seed, out);
             launches++;
             int status;
@@ -417,13 +441,18 @@ int main(int argc, char **argv) {
             if (status != -1 && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) {
                 kills++;
                 round_kills++;
-                if (g_shim) cut_power(store, &rng);
+                if (g_cut_power) cut_power(store, &rng);
+                continue;
+            }
+            if (g_faults && status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 11) {
+                faults++; /* the store refused a write: the next launch goes on */
                 continue;
             }
             if (status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0) {
                 /* On "full" every file the engine made must be in a synced folder by the time its
                  * calls returned; at the latest when the driver is done. */
-                const char *unsynced_entry = g_shim && strcmp(g_durability, "full") == 0 ? new_entry(store) : NULL;
+                const char *unsynced_entry =
+                    g_cut_power && strcmp(g_durability, "full") == 0 ? new_entry(store) : NULL;
                 if (unsynced_entry) {
                     fprintf(stderr, "kill-supervisor: FAILED: round %d (seed %llu): %s was made and its folder never "
                                     "synced: a power cut would take it, and the calls it holds\n",
@@ -465,6 +494,7 @@ int main(int argc, char **argv) {
         if (kills >= kills_wanted) break;
     }
 
+    if (g_faults) printf("kill-supervisor: %ld launches ended by a write the store refused\n", faults);
     printf("kill-supervisor: OK: %ld kills over %d round%s (%ld launches) in %.1f s; every round done and checked\n", kills,
            rounds + 1, rounds ? "s" : "", launches, now_seconds() - started);
     if (!keep) rmdir(g_dir);

@@ -31,6 +31,11 @@
  *    at once. Renaming a followed file is not modelled: the library aborts the process, so that
  *    a test cannot silently pass under a wrong model.
  *  - Memory-mapped writes are not seen (the store does not map its files; "-shm" is left out).
+ *
+ * Faults: with POWERCUT_FAULTS=N the library also makes about one in N writes, truncations and
+ * syncs of a followed file fail, as a full or failing disk would: a write fails with ENOSPC
+ * (half the time after writing half its bytes: a short write), a truncation or a sync with EIO,
+ * and nothing of a failed call reaches the file (kill-supervisor --faults).
  */
 #define _GNU_SOURCE
 
@@ -46,6 +51,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 #define MAX_FILES 16
@@ -82,6 +88,9 @@ static dev_t g_dir_dev;
 static ino_t g_dir_ino;
 static int g_enabled;
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+/* POWERCUT_FAULTS: one in how many operations on a followed file fails (0: none). */
+static unsigned long g_fault_rate;
+static unsigned long long g_fault_state;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
 static int (*real_open)(const char *, int, ...);
@@ -130,6 +139,9 @@ static void init(void) {
         snprintf(g_store, sizeof g_store, "%s", store);
         g_store_length = strlen(g_store);
         g_enabled = 1;
+        const char *faults = getenv("POWERCUT_FAULTS");
+        if (faults) g_fault_rate = strtoul(faults, NULL, 10);
+        g_fault_state = (unsigned long long)getpid() * 0x9E3779B97F4A7C15ULL ^ (unsigned long long)time(NULL);
         char dir[PATH_MAX];
         snprintf(dir, sizeof dir, "%s", g_store);
         char *slash = strrchr(dir, '/');
@@ -328,6 +340,27 @@ int close(int fd) {
     return real_close(fd);
 }
 
+/* Whether this operation on `fd` fails (a followed file, and the dice say so). */
+static int fault(int fd) {
+    if (!g_fault_rate) return 0;
+    pthread_mutex_lock(&g_lock);
+    int failing = 0;
+    if (of(fd)) {
+        unsigned long long z = (g_fault_state += 0x9E3779B97F4A7C15ULL);
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+        z ^= z >> 31;
+        failing = z % g_fault_rate == 0 ? (z >> 32) % 2 + 1 : 0; /* 1: fail, 2: a short write */
+    }
+    pthread_mutex_unlock(&g_lock);
+    return failing;
+}
+
+static ssize_t failed(int error) {
+    errno = error;
+    return -1;
+}
+
 /* Where a write through `fd`'s file offset lands, or -1 when `fd` is not followed. */
 static off_t position(int fd) {
     off_t at = -1;
@@ -337,8 +370,18 @@ static off_t position(int fd) {
     return at;
 }
 
+/* A write of `length` bytes that may fault: fails, or writes half of them (a short write). */
+static size_t faulted_length(int fd, size_t length, int *fail) {
+    int f = fault(fd);
+    *fail = f == 1 || (f == 2 && length < 2);
+    return f == 2 ? length / 2 : length;
+}
+
 ssize_t write(int fd, const void *data, size_t length) {
     pthread_once(&g_once, init);
+    int fail;
+    length = faulted_length(fd, length, &fail);
+    if (fail) return failed(ENOSPC);
     off_t at = position(fd);
     ssize_t n = real_write(fd, data, length);
     return at >= 0 ? written_one(fd, at, data, length, n) : n;
@@ -346,16 +389,24 @@ ssize_t write(int fd, const void *data, size_t length) {
 
 ssize_t pwrite(int fd, const void *data, size_t length, off_t offset) {
     pthread_once(&g_once, init);
+    int fail;
+    length = faulted_length(fd, length, &fail);
+    if (fail) return failed(ENOSPC);
     return written_one(fd, offset, data, length, real_pwrite(fd, data, length, offset));
 }
 
 ssize_t pwrite64(int fd, const void *data, size_t length, off_t offset) {
     pthread_once(&g_once, init);
+    int fail;
+    length = faulted_length(fd, length, &fail);
+    if (fail) return failed(ENOSPC);
     return written_one(fd, offset, data, length, real_pwrite64(fd, data, length, offset));
 }
 
+/* Vector writes fault whole (no short write). */
 ssize_t writev(int fd, const struct iovec *iov, int count) {
     pthread_once(&g_once, init);
+    if (fault(fd)) return failed(ENOSPC);
     off_t at = position(fd);
     ssize_t n = real_writev(fd, iov, count);
     if (at >= 0) written(fd, at, iov, count, n);
@@ -364,6 +415,7 @@ ssize_t writev(int fd, const struct iovec *iov, int count) {
 
 ssize_t pwritev(int fd, const struct iovec *iov, int count, off_t offset) {
     pthread_once(&g_once, init);
+    if (fault(fd)) return failed(ENOSPC);
     ssize_t n = real_pwritev(fd, iov, count, offset);
     written(fd, offset, iov, count, n);
     return n;
@@ -371,6 +423,7 @@ ssize_t pwritev(int fd, const struct iovec *iov, int count, off_t offset) {
 
 ssize_t pwritev64(int fd, const struct iovec *iov, int count, off_t offset) {
     pthread_once(&g_once, init);
+    if (fault(fd)) return failed(ENOSPC);
     ssize_t n = real_pwritev64(fd, iov, count, offset);
     written(fd, offset, iov, count, n);
     return n;
@@ -387,11 +440,13 @@ static int truncated(int fd, off_t length, int result) {
 
 int ftruncate(int fd, off_t length) {
     pthread_once(&g_once, init);
+    if (fault(fd)) return (int)failed(EIO);
     return truncated(fd, length, real_ftruncate(fd, length));
 }
 
 int ftruncate64(int fd, off_t length) {
     pthread_once(&g_once, init);
+    if (fault(fd)) return (int)failed(EIO);
     return truncated(fd, length, real_ftruncate64(fd, length));
 }
 
@@ -416,6 +471,7 @@ static void synced(int fd) {
 
 int fsync(int fd) {
     pthread_once(&g_once, init);
+    if (fault(fd)) return (int)failed(EIO);
     int result = real_fsync(fd);
     if (result == 0) synced(fd);
     return result;
@@ -423,6 +479,7 @@ int fsync(int fd) {
 
 int fdatasync(int fd) {
     pthread_once(&g_once, init);
+    if (fault(fd)) return (int)failed(EIO);
     int result = real_fdatasync(fd);
     if (result == 0) synced(fd);
     return result;
