@@ -6,7 +6,7 @@
  *   kill-supervisor --driver PATH --dir DIR [--kills N] [--seed S]
  *                   [--min-ms A] [--max-ms B] [--timeout S] [--keep]
  *                   [--power-cut SHIM [--durability full|normal]] [--foreground-writes]
- *                   [--shim SHIM] [--faults N]
+ *                   [--shim SHIM] [--faults N [--fault-burst K]]
  *
  * Rounds: each round is a fresh store DIR/round-NNN.sqlite and a fresh
  * 50-node workflow built from seed S*1000+NNN. The driver is launched, and
@@ -36,7 +36,8 @@
  * --faults N (with --shim SHIM, or with --power-cut) makes about one in N
  * writes, truncations and syncs of the store's files fail (a full or failing
  * disk); the driver (kill-driver --store-faults) ends a launch whose call the
- * store refused with exit status 11, and is launched again.
+ * store refused with exit status 11, and is launched again. --fault-burst K
+ * makes the K operations after each fault fail too.
  */
 #define _POSIX_C_SOURCE 200809L
 #define _XOPEN_SOURCE 700
@@ -62,6 +63,8 @@ static const char *g_shim;
 static int g_cut_power;
 /* --faults N: one in N operations on the store's files fails (0: none). */
 static unsigned long g_faults;
+/* --fault-burst K: the K operations after a fault fail too. */
+static unsigned long g_fault_burst;
 /* --durability, with --power-cut. */
 static const char *g_durability = "full";
 /* --foreground-writes, for the driver. */
@@ -122,6 +125,8 @@ static pid_t launch(const char *mode, const char *store, unsigned long long seed
                 char rate[32];
                 snprintf(rate, sizeof rate, "%lu", g_faults);
                 setenv("POWERCUT_FAULTS", rate, 1);
+                snprintf(rate, sizeof rate, "%lu", g_fault_burst);
+                setenv("POWERCUT_FAULT_BURST", rate, 1);
             }
         }
         if (g_shim) {
@@ -341,7 +346,7 @@ static void cut_power(const char *store, uint64_t *rng) {
 static void usage(void) {
     fprintf(stderr, "usage: kill-supervisor --driver PATH --dir DIR [--kills N] [--seed S] [--min-ms A] [--max-ms B]"
                     " [--timeout SECONDS] [--keep] [--power-cut SHIM [--durability full|normal]]"
-                    " [--foreground-writes] [--shim SHIM] [--faults N]\n");
+                    " [--foreground-writes] [--shim SHIM] [--faults N [--fault-burst K]]\n");
     exit(2);
 }
 
@@ -378,6 +383,8 @@ int main(int argc, char **argv) {
             g_shim = argv[++i];
         } else if (strcmp(a, "--faults") == 0 && has_value) {
             g_faults = strtoul(argv[++i], NULL, 10);
+        } else if (strcmp(a, "--fault-burst") == 0 && has_value) {
+            g_fault_burst = strtoul(argv[++i], NULL, 10);
         } else if (strcmp(a, "--durability") == 0 && has_value &&
                    (strcmp(argv[i + 1], "full") == 0 || strcmp(argv[i + 1], "normal") == 0)) {
             g_durability = argv[++i];

@@ -35,7 +35,8 @@
  * Faults: with POWERCUT_FAULTS=N the library also makes about one in N writes, truncations and
  * syncs of a followed file fail, as a full or failing disk would: a write fails with ENOSPC
  * (half the time after writing half its bytes: a short write), a truncation or a sync with EIO,
- * and nothing of a failed call reaches the file (kill-supervisor --faults).
+ * and nothing of a failed call reaches the file (kill-supervisor --faults). With
+ * POWERCUT_FAULT_BURST=K the K operations after a fault fail too, as on a disk that stays full.
  */
 #define _GNU_SOURCE
 
@@ -90,6 +91,8 @@ static int g_enabled;
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 /* POWERCUT_FAULTS: one in how many operations on a followed file fails (0: none). */
 static unsigned long g_fault_rate;
+/* POWERCUT_FAULT_BURST: how many operations after a fault fail too (a disk that stays full). */
+static unsigned long g_fault_burst, g_burst_left;
 static unsigned long long g_fault_state;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
@@ -141,6 +144,8 @@ static void init(void) {
         g_enabled = 1;
         const char *faults = getenv("POWERCUT_FAULTS");
         if (faults) g_fault_rate = strtoul(faults, NULL, 10);
+        const char *burst = getenv("POWERCUT_FAULT_BURST");
+        if (burst) g_fault_burst = strtoul(burst, NULL, 10);
         g_fault_state = (unsigned long long)getpid() * 0x9E3779B97F4A7C15ULL ^ (unsigned long long)time(NULL);
         char dir[PATH_MAX];
         snprintf(dir, sizeof dir, "%s", g_store);
@@ -351,6 +356,12 @@ static int fault(int fd) {
         z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
         z ^= z >> 31;
         failing = z % g_fault_rate == 0 ? (z >> 32) % 2 + 1 : 0; /* 1: fail, 2: a short write */
+        if (g_burst_left) {
+            g_burst_left--;
+            failing = 1;
+        } else if (failing) {
+            g_burst_left = g_fault_burst;
+        }
     }
     pthread_mutex_unlock(&g_lock);
     return failing;
