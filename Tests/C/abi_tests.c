@@ -15,6 +15,9 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <malloc.h>
+#include <math.h>
+#include <stdint.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -1186,6 +1189,544 @@ static void test_file_store_persists(void) {
 }
 
 /* ---------------------------------------------------------------------------
+ * The error record: which functions replace it and which leave it alone
+ * ------------------------------------------------------------------------- */
+
+/* Makes the calling thread's record a failure: unknownOp for "no.such.op". */
+static void record_a_failure(wf_engine *engine) {
+    int rc = call(NULL, engine, "no.such.op", NULL);
+    CHECK(rc == WF_EUNSUPPORTED && wf_error_last()->status == WF_EUNSUPPORTED, "a failure is recorded first");
+}
+
+static void test_error_record_reset_by_each_success(void) {
+    wf_engine *engine = open_manual_engine();
+
+    record_a_failure(engine);
+    wf_engine *opened = NULL;
+    json_t *config = parse(manual_clock_config);
+    int rc = wf_engine_open(&opened, config);
+    json_decref(config);
+    CHECK(rc == WF_OK && opened, "wf_engine_open succeeds");
+    check_ok_record("after a wf_engine_open that followed a failure");
+    wf_engine_free(opened);
+
+    record_a_failure(engine);
+    opened = NULL;
+    rc = wf_engine_open_text(&opened, manual_clock_config);
+    CHECK(rc == WF_OK && opened, "wf_engine_open_text succeeds");
+    check_ok_record("after a wf_engine_open_text that followed a failure");
+    wf_engine_free(opened);
+
+    record_a_failure(engine);
+    json_t *result = NULL;
+    rc = call(&result, engine, "clock.now", NULL);
+    CHECK(rc == WF_OK, "wf_call succeeds");
+    check_ok_record("after a wf_call that followed a failure");
+    json_decref(result);
+
+    record_a_failure(engine);
+    char *text = NULL;
+    rc = wf_call_text(&text, engine, "clock.now", NULL);
+    CHECK(rc == WF_OK && text, "wf_call_text succeeds");
+    check_ok_record("after a wf_call_text that followed a failure");
+    wf_free(text);
+
+    record_a_failure(engine);
+    rc = wf_call_text(NULL, engine, "clock.now", "{}");
+    CHECK(rc == WF_OK, "wf_call_text with a NULL result out-param succeeds");
+    check_ok_record("after a wf_call_text without a result that followed a failure");
+    wf_engine_free(engine);
+}
+
+/* The record of a failure, copied field by field (pointers and text). */
+typedef struct record_copy {
+    const wf_error *record;
+    int status;
+    const char *code, *message, *details_json;
+    const json_t *details;
+    char code_text[64], message_text[256], details_text[256];
+} record_copy;
+
+static void copy_record(record_copy *c) {
+    const wf_error *e = wf_error_last();
+    c->record = e;
+    c->status = e->status;
+    c->code = e->code;
+    c->message = e->message;
+    c->details = e->details;
+    c->details_json = e->details_json;
+    snprintf(c->code_text, sizeof c->code_text, "%s", e->code);
+    snprintf(c->message_text, sizeof c->message_text, "%s", e->message);
+    snprintf(c->details_text, sizeof c->details_text, "%s", e->details_json);
+}
+
+static void check_record_unchanged(const record_copy *c, const char *after) {
+    const wf_error *e = wf_error_last();
+    CHECK(e == c->record && e->status == c->status && e->code == c->code && e->message == c->message &&
+              e->details == c->details && e->details_json == c->details_json,
+          "the record and its pointers are unchanged after %s (status %d, code %s)", after, e->status,
+          or_null(e->code));
+    CHECK(str_eq(e->code, c->code_text) && str_eq(e->message, c->message_text) &&
+              str_eq(e->details_json, c->details_text) &&
+              str_eq(json_string_value(json_object_get(e->details, "op")), "no.such.op"),
+          "its code, message and details still describe the failure after %s", after);
+}
+
+static void test_error_record_left_alone(void) {
+    wf_engine *engine = open_manual_engine();
+    wf_engine *other = open_manual_engine();
+    char *text = NULL;
+    CHECK(wf_call_text(&text, engine, "clock.now", NULL) == WF_OK && text, "wf_call_text returns text to free later");
+    record_a_failure(engine);
+    record_copy before;
+    copy_record(&before);
+
+    (void)wf_error_last();
+    check_record_unchanged(&before, "wf_error_last()");
+    (void)wf_status_name(WF_EINVALID);
+    (void)wf_status_name(12345);
+    check_record_unchanged(&before, "wf_status_name()");
+    (void)wf_libversion_number();
+    (void)wf_libversion();
+    check_record_unchanged(&before, "wf_libversion_number() and wf_libversion()");
+    wf_free(text);
+    wf_free(NULL);
+    check_record_unchanged(&before, "wf_free()");
+    wf_engine_free(other);
+    wf_engine_free(NULL);
+    check_record_unchanged(&before, "wf_engine_free()");
+    wf_engine_free(engine);
+    check_record_unchanged(&before, "wf_engine_free() of the engine that failed");
+}
+
+/* A U+0000 the message would quote is written as '?'; details keep the real text. */
+static void test_error_message_nul_as_question_mark(void) {
+    wf_engine *engine = open_manual_engine();
+    json_t *args = json_object();
+    json_object_setn_new(args, "a\0b", 3, json_integer(1));
+    json_t *result = SENTINEL_JSON;
+    int rc = wf_call(&result, engine, "clock.now", args);
+    json_decref(args);
+    printf("clock.now with an argument named \"a\\0b\" (json_t):\n");
+    check_error(rc, WF_EINVALID, "unknownArgument", NULL, NULL);
+    const wf_error *e = wf_error_last();
+    CHECK(str_eq(e->message, "clock.now has no argument 'a?b'"),
+          "the message shows the whole name, U+0000 as '?' (got \"%s\")", or_null(e->message));
+    CHECK(string_is(json_object_get(e->details, "argument"), "a\0b", 3),
+          "details.argument keeps the 3 bytes of the name, U+0000 included");
+    CHECK(str_has(e->details_json, "\"argument\":\"a\\u0000b\""), "details_json escapes it as \\u0000 (got %s)",
+          or_null(e->details_json));
+    json_t *reparsed = json_loads(e->details_json, JSON_ALLOW_NUL, NULL);
+    CHECK(reparsed && json_equal(reparsed, (json_t *)e->details),
+          "details_json parsed with JSON_ALLOW_NUL is the same JSON as details");
+    json_decref(reparsed);
+
+    printf("the same through wf_call_text:\n");
+    char *text = SENTINEL_TEXT;
+    rc = wf_call_text(&text, engine, "clock.now", "{\"a\\u0000b\": 1}");
+    check_error(rc, WF_EINVALID, "unknownArgument", NULL, NULL);
+    CHECK(text == NULL, "the text out-param is set to NULL");
+    e = wf_error_last();
+    CHECK(str_eq(e->message, "clock.now has no argument 'a?b'"),
+          "the message shows the whole name, U+0000 as '?' (got \"%s\")", or_null(e->message));
+    CHECK(string_is(json_object_get(e->details, "argument"), "a\0b", 3), "details.argument keeps U+0000");
+    wf_engine_free(engine);
+}
+
+/* ---------------------------------------------------------------------------
+ * JSON: number kinds, strings that differ in trailing U+0000, config conversion
+ * ------------------------------------------------------------------------- */
+
+static void test_json_numbers_keep_kind(void) {
+    wf_engine *engine = open_manual_engine();
+    /* json_t in, json_t out */
+    json_t *xm = json_array();
+    json_array_append_new(xm, json_integer(INT64_MAX));
+    json_array_append_new(xm, json_integer(INT64_MIN));
+    json_array_append_new(xm, json_integer(0));
+    json_array_append_new(xm, json_real(4.0));
+    json_array_append_new(xm, json_real(-0.0));
+    json_array_append_new(xm, json_real(0.1));
+    json_array_append_new(xm, json_real(-1e300));
+    json_array_append_new(xm, json_real(9007199254740993.0)); /* 2^53 + 1 rounds to 2^53 as a double */
+    json_array_append_new(xm, json_integer(9007199254740993)); /* ... but stays exact as an integer */
+    json_t *back = x_member_round_trip(engine, xm);
+    CHECK(back != NULL, "template.register and template.get succeed (%s)", wf_error_last()->code);
+    const json_t *v;
+    v = json_array_get(back, 0);
+    CHECK(json_is_integer(v) && json_integer_value(v) == INT64_MAX, "INT64_MAX stays an exact integer");
+    v = json_array_get(back, 1);
+    CHECK(json_is_integer(v) && json_integer_value(v) == INT64_MIN, "INT64_MIN stays an exact integer");
+    v = json_array_get(back, 2);
+    CHECK(json_is_integer(v) && json_integer_value(v) == 0, "0 stays an integer");
+    v = json_array_get(back, 3);
+    CHECK(json_is_real(v) && json_real_value(v) == 4.0, "the real 4.0 stays a real");
+    v = json_array_get(back, 4);
+    CHECK(json_is_real(v) && json_real_value(v) == 0.0 && signbit(json_real_value(v)),
+          "the real -0.0 stays a real with its sign");
+    v = json_array_get(back, 5);
+    CHECK(json_is_real(v) && json_real_value(v) == 0.1, "0.1 stays the same real");
+    v = json_array_get(back, 6);
+    CHECK(json_is_real(v) && json_real_value(v) == -1e300, "-1e300 stays the same real");
+    v = json_array_get(back, 7);
+    CHECK(json_is_real(v) && json_real_value(v) == 9007199254740992.0, "2^53 as a real stays a real");
+    v = json_array_get(back, 8);
+    CHECK(json_is_integer(v) && json_integer_value(v) == 9007199254740993, "2^53 + 1 stays an exact integer");
+    json_decref(back);
+
+    /* text in, text out */
+    const char *args =
+        "{\"template\": {\"schema\": \"app.workflow/v2\", \"name\": \"x\", \"nodes\": ["
+        "{\"id\": \"n\", \"kind\": \"K\", \"outputs\": {\"o\": \"ImageRef\"}}],"
+        "\"x-m\": [4.0, -0.0, 9223372036854775807, -9223372036854775808, 18446744073709551616, 1e2, 5]}}";
+    char *text = NULL;
+    int rc = wf_call_text(&text, engine, "template.register", args);
+    CHECK(rc == WF_OK, "template.register through wf_call_text succeeds");
+    json_t *registered = text ? json_loads(text, 0, NULL) : NULL;
+    wf_free(text);
+    text = NULL;
+    char get[256];
+    snprintf(get, sizeof get, "{\"templateId\": \"%s\"}",
+             or_null(json_string_value(json_object_get(registered, "templateId"))));
+    json_decref(registered);
+    rc = wf_call_text(&text, engine, "template.get", get);
+    CHECK(rc == WF_OK && text, "template.get through wf_call_text succeeds");
+    json_t *got = text ? json_loads(text, 0, NULL) : NULL;
+    const json_t *m = json_object_get(json_object_get(got, "template"), "x-m");
+    CHECK(json_array_size(m) == 7, "x-m comes back with its 7 numbers (text %s)", or_null(text));
+    v = json_array_get(m, 0);
+    CHECK(json_is_real(v) && json_real_value(v) == 4.0, "text 4.0 comes back as a real");
+    v = json_array_get(m, 1);
+    CHECK(json_is_real(v) && json_real_value(v) == 0.0 && signbit(json_real_value(v)), "text -0.0 comes back as -0.0");
+    v = json_array_get(m, 2);
+    CHECK(json_is_integer(v) && json_integer_value(v) == INT64_MAX, "text 9223372036854775807 stays an exact integer");
+    v = json_array_get(m, 3);
+    CHECK(json_is_integer(v) && json_integer_value(v) == INT64_MIN, "text -9223372036854775808 stays an exact integer");
+    v = json_array_get(m, 4);
+    CHECK(json_is_real(v) && json_real_value(v) == 18446744073709551616.0, "text 2^64 (past 64 bits) becomes a real");
+    v = json_array_get(m, 5);
+    CHECK(json_is_real(v) && json_real_value(v) == 100.0, "text 1e2 (an exponent) is a real");
+    v = json_array_get(m, 6);
+    CHECK(json_is_integer(v) && json_integer_value(v) == 5, "text 5 is an integer");
+    json_decref(got);
+    wf_free(text);
+    wf_engine_free(engine);
+}
+
+static void test_json_strings_trailing_nul(void) {
+    /* Short strings that differ only in trailing U+0000 (or are empty) are distinct values and keys. */
+    static const struct {
+        const char *bytes;
+        size_t length;
+    } texts[] = {{"", 0}, {"\0", 1}, {"\0\0", 2}, {"v", 1}, {"v\0", 2}, {"v\0\0", 3}, {"\0v", 2}};
+    enum { N = sizeof texts / sizeof texts[0] };
+    wf_engine *engine = open_manual_engine();
+    json_t *xm = json_array(), *keys = json_object();
+    for (size_t i = 0; i < N; i++) {
+        json_array_append_new(xm, json_stringn(texts[i].bytes, texts[i].length));
+        json_object_setn_new(keys, texts[i].bytes, texts[i].length, json_integer((json_int_t)i));
+    }
+    json_array_append_new(xm, keys);
+    json_t *back = x_member_round_trip(engine, xm);
+    CHECK(back != NULL, "template.register and template.get succeed (%s)", wf_error_last()->code);
+    for (size_t i = 0; i < N; i++) {
+        CHECK(string_is(json_array_get(back, i), texts[i].bytes, texts[i].length),
+              "value %zu comes back with its %zu bytes", i, texts[i].length);
+        const json_t *value = json_object_getn(json_array_get(back, N), texts[i].bytes, texts[i].length);
+        CHECK(json_is_integer(value) && json_integer_value(value) == (json_int_t)i, "key %zu (%zu bytes) keeps its value",
+              i, texts[i].length);
+    }
+    CHECK(json_object_size(json_array_get(back, N)) == N, "the object keeps all %d keys", (int)N);
+    json_decref(back);
+
+    printf("the same through the text interface (\\u0000 in, \\u0000 out):\n");
+    char *text = NULL;
+    int rc = wf_call_text(&text, engine, "template.register",
+                          "{\"template\": {\"schema\": \"app.workflow/v2\", \"name\": \"t\", \"nodes\": ["
+                          "{\"id\": \"n\", \"kind\": \"K\", \"outputs\": {\"o\": \"ImageRef\"}}],"
+                          "\"x-m\": [\"\", \"\\u0000\", \"v\", \"v\\u0000\", {\"k\\u0000\": \"\\u0000\"}]}}");
+    CHECK(rc == WF_OK && text, "template.register through wf_call_text succeeds");
+    json_t *registered = text ? json_loads(text, 0, NULL) : NULL;
+    wf_free(text);
+    text = NULL;
+    char get[256];
+    snprintf(get, sizeof get, "{\"templateId\": \"%s\"}",
+             or_null(json_string_value(json_object_get(registered, "templateId"))));
+    json_decref(registered);
+    rc = wf_call_text(&text, engine, "template.get", get);
+    CHECK(rc == WF_OK && str_has(text, "\"x-m\":[\"\",\"\\u0000\",\"v\",\"v\\u0000\",{\"k\\u0000\":\"\\u0000\"}]"),
+          "the result text carries every U+0000 escaped (got %s)", or_null(text));
+    wf_free(text);
+    wf_engine_free(engine);
+}
+
+/* Objects count as containers exactly like arrays: 512 nested objects convert, 513 are tooDeep. */
+static void test_json_depth_limit_objects(void) {
+    wf_engine *engine = open_manual_engine();
+    for (int containers = 511; containers <= 513; containers++) {
+        json_t *args = json_object(), *level = args;
+        for (int i = 1; i < containers; i++) {
+            json_t *child = json_object();
+            json_object_set_new(level, "a", child);
+            level = child;
+        }
+        const char *expected = containers <= 512 ? "unknownArgument" : "tooDeep";
+        char *text = json_dumps(args, JSON_COMPACT);
+        int rc = wf_call(NULL, engine, "clock.now", args);
+        printf("wf_call with args of %d nested objects:\n", containers);
+        check_error(rc, WF_EINVALID, expected, NULL, containers <= 512 ? "a" : "args");
+        rc = wf_call_text(NULL, engine, "clock.now", text);
+        printf("wf_call_text with the same args as text:\n");
+        check_error(rc, WF_EINVALID, expected, NULL, containers <= 512 ? "a" : "args_json");
+        free(text);
+        json_decref(args);
+    }
+    wf_engine_free(engine);
+}
+
+/* wf_libversion and wf_status_name return static text: the same pointer every time. */
+static void test_static_texts(void) {
+    CHECK(wf_libversion() == wf_libversion(), "wf_libversion() returns the same pointer each time");
+    for (int status = 0; status >= -100; status--) {
+        const char *first = wf_status_name(status), *second = wf_status_name(status);
+        if (first != second) {
+            CHECK(0, "wf_status_name(%d) returns the same pointer each time", status);
+            return;
+        }
+    }
+    CHECK(1, "wf_status_name(s) returns the same pointer each time for every s in -100...0");
+    CHECK(wf_status_name(12345) == wf_status_name(-1) && wf_status_name(INT_MIN) == wf_status_name(INT_MAX),
+          "every unknown number shares the one static \"WF_UNKNOWN\"");
+}
+
+static void test_json_config(void) {
+    printf("wf_engine_open with a JSON null config:\n");
+    json_t *null_config = json_null();
+    wf_engine *engine = SENTINEL_ENGINE;
+    int rc = wf_engine_open(&engine, null_config);
+    CHECK(rc == WF_OK && engine && engine != SENTINEL_ENGINE, "a JSON null config opens an engine (rc %d)", rc);
+    json_t *info = NULL;
+    if (rc == WF_OK) {
+        rc = call(&info, engine, "engine.info", NULL);
+        CHECK(str_eq(json_string_value(json_object_get(json_object_get(info, "clock"), "mode")), "system") &&
+                  str_eq(json_string_value(json_object_get(info, "store")), ":memory:"),
+              "with the defaults (system clock, :memory:)");
+        json_decref(info);
+        wf_engine_free(engine);
+    }
+    engine = SENTINEL_ENGINE;
+    rc = wf_engine_open_text(&engine, "null");
+    CHECK(rc == WF_OK && engine && engine != SENTINEL_ENGINE, "config_json \"null\" opens an engine (rc %d)", rc);
+    if (rc == WF_OK) wf_engine_free(engine);
+
+    printf("wf_engine_open with a config string of invalid UTF-8:\n");
+    json_t *config = json_object();
+    json_object_set_new(config, "store", json_stringn_nocheck("s-\xff", 3));
+    engine = SENTINEL_ENGINE;
+    rc = wf_engine_open(&engine, config);
+    check_error(rc, WF_EINVALID, "invalidUTF8", "config.store", "config.store");
+    CHECK(engine == NULL, "the engine out-param is set to NULL");
+    json_decref(config);
+
+    printf("wf_engine_open with a config nested 600 deep:\n");
+    config = nested_args(600, 0);
+    engine = SENTINEL_ENGINE;
+    rc = wf_engine_open(&engine, config);
+    check_error(rc, WF_EINVALID, "tooDeep", "config", "config");
+    CHECK(engine == NULL, "the engine out-param is set to NULL");
+    json_decref(config);
+
+    printf("wf_engine_open_text with config_json of invalid UTF-8:\n");
+    engine = SENTINEL_ENGINE;
+    rc = wf_engine_open_text(&engine, "{\"store\": \"s-\xff\"}");
+    check_error(rc, WF_EINVALID, "invalidUTF8", "config_json", "config_json");
+    CHECK(engine == NULL, "the engine out-param is set to NULL");
+}
+
+/* ---------------------------------------------------------------------------
+ * Reference counts all the way down, and memory that must not leak
+ * ------------------------------------------------------------------------- */
+
+/* Counts nodes of `value` (true, false and null are shared singletons and skipped) whose
+ * reference count is not `expected`. */
+static size_t refcount_mismatches(const json_t *value, size_t expected) {
+    if (!value || json_is_true(value) || json_is_false(value) || json_is_null(value)) return 0;
+    size_t bad = value->refcount == expected ? 0 : 1;
+    if (json_is_object(value)) {
+        const char *key;
+        json_t *child;
+        json_object_foreach((json_t *)value, key, child) bad += refcount_mismatches(child, 1);
+    } else if (json_is_array(value)) {
+        size_t i;
+        json_t *child;
+        json_array_foreach(value, i, child) bad += refcount_mismatches(child, 1);
+    }
+    return bad;
+}
+
+static void test_json_references_deep(void) {
+    wf_engine *engine = open_manual_engine();
+    json_t *args = parse("{\"template\": {\"schema\": \"app.workflow/v2\", \"name\": \"deep\", \"nodes\": ["
+                         "{\"id\": \"n\", \"kind\": \"K\", \"params\": {\"p\": [1, 2.5, \"s\", {\"q\": [[]]}]},"
+                         " \"outputs\": {\"o\": \"ImageRef\"}}],"
+                         "\"x-m\": {\"a\": [1, [2, {\"b\": \"c\"}], true, null], \"d\": {\"e\": {}}}}}");
+    json_t *result = NULL;
+    int rc = wf_call(&result, engine, "template.register", args);
+    CHECK(rc == WF_OK, "template.register succeeds");
+    CHECK(refcount_mismatches(args, 1) == 0, "every value inside the borrowed args still has refcount 1 (%zu differ)",
+          refcount_mismatches(args, 1));
+    json_t *get = json_pack("{s:O}", "templateId", json_object_get(result, "templateId"));
+    json_decref(result);
+    result = NULL;
+    rc = wf_call(&result, engine, "template.get", get);
+    json_decref(get);
+    CHECK(rc == WF_OK && json_object_get(json_object_get(result, "template"), "x-m"), "template.get succeeds");
+    CHECK(refcount_mismatches(result, 1) == 0, "every value inside the result has refcount 1 (%zu differ)",
+          refcount_mismatches(result, 1));
+    json_decref(result);
+
+    rc = call(NULL, engine, "template.register", two_cycles_template);
+    CHECK(rc == WF_ETEMPLATE, "a failure with nested details");
+    const json_t *details = wf_error_last()->details;
+    CHECK(json_array_size(json_object_get(details, "errors")) == 2, "details.errors has two entries");
+    CHECK(refcount_mismatches(details, 1) == 0, "every value inside the record's details has refcount 1 (%zu differ)",
+          refcount_mismatches(details, 1));
+
+    /* The record owns its details: replacing the record drops its reference. */
+    json_t *held = json_incref((json_t *)details);
+    CHECK(held->refcount == 2, "details held by the record and by this test (refcount 2)");
+    rc = call(NULL, engine, "clock.now", NULL);
+    CHECK(rc == WF_OK, "the next call succeeds and replaces the record");
+    CHECK(held->refcount == 1, "the replaced record released its details (refcount now %zu)", (size_t)held->refcount);
+    CHECK(json_array_size(json_object_get(held, "errors")) == 2, "the details this test holds are intact");
+    json_decref(held);
+
+    call(NULL, engine, "no.such.op", NULL);
+    held = json_incref((json_t *)wf_error_last()->details);
+    wf_error_clear();
+    CHECK(held->refcount == 1, "wf_error_clear() released the details too (refcount now %zu)", (size_t)held->refcount);
+    json_decref(held);
+    wf_engine_free(engine);
+}
+
+/* Bytes malloc has handed out and not had back (every arena, mmapped blocks included), or 0
+ * where glibc's mallinfo2() is missing. */
+static size_t heap_in_use(void) {
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
+    struct mallinfo2 info = mallinfo2();
+    return info.uordblks + info.hblkhd;
+#else
+    return 0;
+#endif
+}
+
+enum { BIG = 256 * 1024, LEAK_ROUNDS = 32 };
+/* Growth allowed over LEAK_ROUNDS rounds: a quarter of what leaking one BIG text a round would add. */
+#define LEAK_SLACK ((size_t)LEAK_ROUNDS * BIG / 4)
+
+typedef struct leak_context {
+    wf_engine *engine;
+    char *big;          /* BIG - 1 letters */
+    json_t *template_args; /* a template whose x-m holds `big` */
+    char get_args[256];
+} leak_context;
+
+static int round_text_result(leak_context *c) {
+    char *text = NULL;
+    int rc = wf_call_text(&text, c->engine, "template.get", c->get_args);
+    int ok = rc == WF_OK && text && strlen(text) > BIG;
+    wf_free(text);
+    return ok;
+}
+
+static int round_json_result(leak_context *c) {
+    json_t *result = NULL;
+    int ok = call(&result, c->engine, "template.get", c->get_args) == WF_OK &&
+             json_string_length(json_object_get(json_object_get(result, "template"), "x-m")) == BIG - 1;
+    json_decref(result);
+    return ok;
+}
+
+static int round_borrowed_args(leak_context *c) {
+    json_t *args = json_deep_copy(c->template_args);
+    int ok = wf_call(NULL, c->engine, "template.register", args) == WF_OK;
+    json_decref(args);
+    return ok;
+}
+
+static int round_error_record(leak_context *c) {
+    json_t *args = json_object();
+    json_object_set_new(args, c->big, json_integer(1));
+    int rc = wf_call(NULL, c->engine, "clock.now", args);
+    json_decref(args);
+    return rc == WF_EINVALID && strlen(wf_error_last()->message) > BIG && strlen(wf_error_last()->details_json) > BIG;
+}
+
+static int round_engine(leak_context *c) {
+    wf_engine *engine = open_manual_engine();
+    int ok = wf_call(NULL, engine, "template.register", c->template_args) == WF_OK;
+    wf_engine_free(engine);
+    return ok;
+}
+
+static void *thread_failing_call(void *arg) {
+    leak_context *c = arg;
+    return (void *)(intptr_t)round_error_record(c);
+}
+
+static int round_thread_record(leak_context *c) {
+    pthread_t thread;
+    void *ok = NULL;
+    if (pthread_create(&thread, NULL, thread_failing_call, c) != 0) return 0;
+    pthread_join(thread, &ok);
+    return ok != NULL;
+}
+
+static void check_no_growth(leak_context *c, int (*round)(leak_context *), const char *what) {
+    int ok = 1;
+    for (int i = 0; i < 3; i++) ok &= round(c); /* warm up caches */
+    size_t before = heap_in_use();
+    for (int i = 0; i < LEAK_ROUNDS; i++) ok &= round(c);
+    size_t after = heap_in_use();
+    CHECK(ok, "every round of %s succeeds", what);
+    size_t growth = after > before ? after - before : 0;
+    CHECK(growth < LEAK_SLACK, "%d rounds of %s leave the heap as it was (grew %zu bytes, limit %zu)", LEAK_ROUNDS, what,
+          growth, LEAK_SLACK);
+}
+
+static void test_memory_released(void) {
+    if (heap_in_use() == 0) {
+        printf("  ok   skipped: mallinfo2() is not available\n");
+        return;
+    }
+    leak_context c;
+    c.engine = open_manual_engine();
+    c.big = malloc(BIG);
+    memset(c.big, 'x', BIG - 1);
+    c.big[BIG - 1] = '\0';
+    c.template_args = parse("{\"template\": {\"schema\": \"app.workflow/v2\", \"name\": \"big\", \"nodes\": ["
+                            "{\"id\": \"n\", \"kind\": \"K\", \"outputs\": {\"o\": \"ImageRef\"}}]}}");
+    json_object_set_new(json_object_get(c.template_args, "template"), "x-m", json_string(c.big));
+    json_t *result = NULL;
+    int rc = wf_call(&result, c.engine, "template.register", c.template_args);
+    CHECK(rc == WF_OK, "a template holding a %d-byte text registers", BIG - 1);
+    snprintf(c.get_args, sizeof c.get_args, "{\"templateId\": \"%s\"}",
+             or_null(json_string_value(json_object_get(result, "templateId"))));
+    json_decref(result);
+
+    check_no_growth(&c, round_text_result, "wf_call_text + wf_free of a big result");
+    check_no_growth(&c, round_json_result, "wf_call + json_decref of a big result");
+    check_no_growth(&c, round_borrowed_args, "wf_call with big borrowed args");
+    check_no_growth(&c, round_error_record, "failures whose record holds a big message and details");
+    check_no_growth(&c, round_engine, "wf_engine_open + a big template + wf_engine_free");
+    check_no_growth(&c, round_thread_record, "threads that fail with a big record and exit");
+
+    json_decref(c.template_args);
+    free(c.big);
+    wf_engine_free(c.engine);
+}
+
+/* ---------------------------------------------------------------------------
  * Test table and main
  * ------------------------------------------------------------------------- */
 
@@ -1224,7 +1765,17 @@ static void test_file_store_persists(void) {
     X(json_depth_limit, "json_t args nested 512 deep convert, 513 are tooDeep (an empty innermost too), as text")          \
     X(json_invalid_utf8, "invalid UTF-8 in a json_t is invalidUTF8 with details.argument the path to it")      \
     X(threads_one_engine, "8 threads x 200 calls on one engine get consistent results")                          \
-    X(file_store_persists, "a file store keeps templates, tools and the clock across free + reopen")
+    X(file_store_persists, "a file store keeps templates, tools and the clock across free + reopen")     \
+    X(error_record_reset_by_each_success, "a success of any status-reporting function resets a failure record to ok") \
+    X(error_record_left_alone, "wf_error_last, wf_status_name, wf_libversion*, wf_free, wf_engine_free leave the record alone") \
+    X(error_message_nul_as_question_mark, "a U+0000 quoted in a message is written as '?'; details keep it")    \
+    X(json_numbers_keep_kind, "integers stay exact integers, reals stay reals (4.0, -0.0), 2^64 in text becomes a real") \
+    X(json_strings_trailing_nul, "short strings differing only in trailing U+0000, and \"\", stay distinct")      \
+    X(json_config, "a JSON null config means defaults; config conversion errors name config.<path>")          \
+    X(json_references_deep, "refcount 1 throughout args, results and details; the record drops its details") \
+    X(memory_released, "results, records, engines and thread records are freed: the heap does not grow")\
+    X(json_depth_limit_objects, "json_t and text args of 512 nested objects convert, 513 are tooDeep")      \
+    X(static_texts, "wf_libversion and wf_status_name return static text (the same pointer each time)")
 
 typedef struct test_case {
     const char *name;

@@ -609,3 +609,117 @@ def test_close_waits_for_calls_in_flight() -> None:
     for thread in pool:
         thread.join(timeout=60)
     assert outcomes == ["engineClosed"] * 4
+
+
+# --------------------------------------------------------------------------- reading the error record
+
+
+ERRORS_MODULE = importlib.import_module("workflow_engine.errors")
+
+
+class RecordLib:
+    """Stands in for the ``lib`` of workflow_engine.errors: wf_error_last() returns a record
+    made here, with the given fields, so check_error's reading of each field can be pinned."""
+
+    def __init__(self, status: int, code: bytes, message: bytes, details_json: bytes) -> None:
+        self.real = ERRORS_MODULE.lib
+        self._texts = [ffi.new("char[]", code), ffi.new("char[]", message), ffi.new("char[]", details_json)]
+        self.record = ffi.new("wf_error *")
+        self.record.status = status
+        self.record.code, self.record.message, self.record.details_json = self._texts
+        self.record.details = ffi.NULL
+        self.reads = 0
+
+    def wf_error_last(self) -> Any:
+        self.reads += 1
+        return self.record
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.real, name)
+
+
+def test_check_error_copies_code_message_and_details_from_the_record(monkeypatch: pytest.MonkeyPatch) -> None:
+    stub = RecordLib(wf.ECONFLICT, b"alreadyClaimed", b"held by phone", b'{"claimant":"phone","n":[1,2.5]}')
+    monkeypatch.setattr(ERRORS_MODULE, "lib", stub)
+    with pytest.raises(wf.ConflictError) as caught:
+        wf.check_error(wf.ECONFLICT)
+    error = caught.value
+    assert (error.status, error.code, error.message) == (wf.ECONFLICT, "alreadyClaimed", "held by phone")
+    assert error.details == {"claimant": "phone", "n": [1, 2.5]}
+    assert stub.reads == 1
+
+
+@pytest.mark.parametrize(
+    "details_json, details",
+    [(b"[1, 2]", {"value": [1, 2]}), (b'"text"', {"value": "text"}), (b"null", {"value": None}), (b"", {})],
+)
+def test_check_error_keeps_details_that_are_not_an_object_under_value(
+    monkeypatch: pytest.MonkeyPatch, details_json: bytes, details: dict[str, Any]
+) -> None:
+    monkeypatch.setattr(ERRORS_MODULE, "lib", RecordLib(wf.EINVALID, b"c", b"m", details_json))
+    with pytest.raises(wf.InvalidError) as caught:
+        wf.check_error(wf.EINVALID)
+    assert caught.value.details == details
+
+
+def test_check_error_survives_a_record_that_is_not_utf8(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whatever bytes the record holds, the failure is still a WorkflowError, never a UnicodeDecodeError."""
+    monkeypatch.setattr(
+        ERRORS_MODULE, "lib", RecordLib(wf.ESTORE, b"store\xffCorrupt", b"bad \xc3\x28 bytes", b'{"p":"\xff"}')
+    )
+    with pytest.raises(wf.StoreError) as caught:
+        wf.check_error(wf.ESTORE)
+    assert caught.value.code == "store\ufffdCorrupt"
+    assert caught.value.message == "bad \ufffd( bytes"
+    assert caught.value.details == {"p": "\ufffd"}
+
+
+def test_check_error_uses_the_status_it_is_given(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The returned status picks the class, even if the record (of another call) says otherwise."""
+    monkeypatch.setattr(ERRORS_MODULE, "lib", RecordLib(wf.ENOTFOUND, b"c", b"m", b"{}"))
+    with pytest.raises(wf.StateError) as caught:
+        wf.check_error(wf.ESTATE)
+    assert caught.value.status == wf.ESTATE
+
+
+def test_message_quoting_a_nul_shows_it_as_a_question_mark(engine: Engine) -> None:
+    """The library writes a U+0000 of a message as '?' (workflow.h, wf_error.message); the
+    binding passes the message on whole and keeps the real text in details."""
+    with pytest.raises(wf.InvalidError) as caught:
+        engine.call("clock.now", {"a\0b": 1})
+    assert caught.value.code == "unknownArgument"
+    assert caught.value.message == "clock.now has no argument 'a?b'"
+    assert caught.value.details["argument"] == "a\0b"
+
+
+def test_numbers_keep_their_kind_through_the_binding(engine: Engine) -> None:
+    xm = [4.0, -0.0, 2**63 - 1, -(2**63), 5, 0.1]
+    template = {
+        "schema": "app.workflow/v2",
+        "name": "numbers",
+        "nodes": [{"id": "n", "kind": "K", "outputs": {"o": "ImageRef"}}],
+        "x-m": xm,
+    }
+    template_id = engine.call("template.register", {"template": template})["templateId"]
+    back = engine.call("template.get", {"templateId": template_id})["template"]["x-m"]
+    assert [type(v) for v in back] == [float, float, int, int, int, float]
+    assert back == xm
+    assert str(back[1]) == "-0.0"
+
+
+@pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="reads /proc/self/maps (Linux)")
+def test_library_stays_mapped_after_dlclose() -> None:
+    """workflow.h: the library is linked with -z nodelete, so dlclose() does not unmap it, even
+    when a host opens it without RTLD_NODELETE (here a bare cffi dlopen, not the binding's)."""
+    library = os.environ.get("WF_LIBRARY") or str(REPO_ROOT / ".build/release/libworkflow.so")
+    done = run_python(
+        "import cffi\n"
+        "ffi = cffi.FFI(); ffi.cdef('int wf_libversion_number(void);')\n"
+        "lib = ffi.dlopen(%r, ffi.RTLD_NOW)\n"
+        "assert lib.wf_libversion_number() > 0\n"
+        "ffi.dlclose(lib)\n"
+        "maps = open('/proc/self/maps').read()\n"
+        "print('mapped' if 'libworkflow' in maps else 'unmapped')\n" % library
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "mapped"
