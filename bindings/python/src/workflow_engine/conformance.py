@@ -315,7 +315,9 @@ def _check_operator(expect: dict[str, Any], path: str) -> None:
             if not isinstance(arg, str):
                 raise _malformed(path, f"$match takes a string, not {render(arg)}")
             if not _within_shared_subset(arg):
-                raise _malformed(path, f"$match takes a regular expression of the runners' shared subset, not {render(arg)}")
+                raise _malformed(
+                    path, f"$match takes a regular expression of the runners' shared subset, not {render(arg)}"
+                )
             try:
                 re.compile(arg)
             except re.error as error:
