@@ -73,9 +73,10 @@ package final class JournalFile {
         let existed = access(path, F_OK) == 0
         fd = posixOpen(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw Self.failure("cannot open", path) }
-        // A file just made is in its folder for good only once the folder is synced: with
-        // "full", before any record in it counts as on disk.
-        if !existed, durability == .full { Self.syncFolder(of: path) }
+        // A file just made is in its folder for good only once the folder is synced: before any
+        // record in it counts as on disk ("full"), and on "normal" too, so that a power loss
+        // takes at most the records not yet synced, not the whole file (one sync per file made).
+        if !existed { Self.syncFolder(of: path) }
         guard Self.lock(fd, LOCK_EX) else {
             let failure = Self.failure("cannot lock", path)
             close()
