@@ -316,14 +316,19 @@ static mode_t mode_of(int flags, va_list ap) {
     return (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE ? (mode_t)va_arg(ap, int) : 0;
 }
 
+/* open and open64 through `real`, followed when the path is a store file. */
+static int opening(int (*real)(const char *, int, ...), const char *path, int flags, mode_t mode) {
+    int existed = followed(path) && access(path, F_OK) == 0;
+    return opened(path, real(path, flags, mode), flags, existed);
+}
+
 int open(const char *path, int flags, ...) {
     pthread_once(&g_once, init);
     va_list ap;
     va_start(ap, flags);
     mode_t mode = mode_of(flags, ap);
     va_end(ap);
-    int existed = followed(path) && access(path, F_OK) == 0;
-    return opened(path, real_open(path, flags, mode), flags, existed);
+    return opening(real_open, path, flags, mode);
 }
 
 int open64(const char *path, int flags, ...) {
@@ -332,8 +337,7 @@ int open64(const char *path, int flags, ...) {
     va_start(ap, flags);
     mode_t mode = mode_of(flags, ap);
     va_end(ap);
-    int existed = followed(path) && access(path, F_OK) == 0;
-    return opened(path, real_open64(path, flags, mode), flags, existed);
+    return opening(real_open64, path, flags, mode);
 }
 
 int close(int fd) {
@@ -398,20 +402,23 @@ ssize_t write(int fd, const void *data, size_t length) {
     return at >= 0 ? written_one(fd, at, data, length, n) : n;
 }
 
-ssize_t pwrite(int fd, const void *data, size_t length, off_t offset) {
-    pthread_once(&g_once, init);
+/* pwrite and pwrite64 through `real`: faulted, then remembered. */
+static ssize_t positioned(ssize_t (*real)(int, const void *, size_t, off_t), int fd, const void *data, size_t length,
+                          off_t offset) {
     int fail;
     length = faulted_length(fd, length, &fail);
     if (fail) return failed(ENOSPC);
-    return written_one(fd, offset, data, length, real_pwrite(fd, data, length, offset));
+    return written_one(fd, offset, data, length, real(fd, data, length, offset));
+}
+
+ssize_t pwrite(int fd, const void *data, size_t length, off_t offset) {
+    pthread_once(&g_once, init);
+    return positioned(real_pwrite, fd, data, length, offset);
 }
 
 ssize_t pwrite64(int fd, const void *data, size_t length, off_t offset) {
     pthread_once(&g_once, init);
-    int fail;
-    length = faulted_length(fd, length, &fail);
-    if (fail) return failed(ENOSPC);
-    return written_one(fd, offset, data, length, real_pwrite64(fd, data, length, offset));
+    return positioned(real_pwrite64, fd, data, length, offset);
 }
 
 /* Vector writes fault whole (no short write). */
@@ -424,20 +431,23 @@ ssize_t writev(int fd, const struct iovec *iov, int count) {
     return n;
 }
 
-ssize_t pwritev(int fd, const struct iovec *iov, int count, off_t offset) {
-    pthread_once(&g_once, init);
+/* pwritev and pwritev64 through `real`: faulted, then remembered. */
+static ssize_t positioned_vector(ssize_t (*real)(int, const struct iovec *, int, off_t), int fd,
+                                 const struct iovec *iov, int count, off_t offset) {
     if (fault(fd)) return failed(ENOSPC);
-    ssize_t n = real_pwritev(fd, iov, count, offset);
+    ssize_t n = real(fd, iov, count, offset);
     written(fd, offset, iov, count, n);
     return n;
 }
 
+ssize_t pwritev(int fd, const struct iovec *iov, int count, off_t offset) {
+    pthread_once(&g_once, init);
+    return positioned_vector(real_pwritev, fd, iov, count, offset);
+}
+
 ssize_t pwritev64(int fd, const struct iovec *iov, int count, off_t offset) {
     pthread_once(&g_once, init);
-    if (fault(fd)) return failed(ENOSPC);
-    ssize_t n = real_pwritev64(fd, iov, count, offset);
-    written(fd, offset, iov, count, n);
-    return n;
+    return positioned_vector(real_pwritev64, fd, iov, count, offset);
 }
 
 static int truncated(int fd, off_t length, int result) {
