@@ -65,7 +65,7 @@ static int g_cut_power;
 static unsigned long g_faults;
 /* --fault-burst K: the K operations after a fault fail too. */
 static unsigned long g_fault_burst;
-/* --durability, with --power-cut. */
+/* --durability, for the driver under the shim (--power-cut or --shim). */
 static const char *g_durability = "full";
 /* --foreground-writes, for the driver. */
 static int g_foreground_writes;
@@ -469,8 +469,10 @@ int main(int argc, char **argv) {
                     return 1;
                 }
                 /* A power cut right after the engine closed takes nothing, on "normal" too (the
-                 * close folds the journal in a synced transaction): the check reads what it left. */
-                if (g_cut_power) cut_power(store, &rng);
+                 * close folds the journal in a synced transaction): the check reads what it left.
+                 * Not on "normal" with faults: a close whose fold the disk refused has nothing to
+                 * report it to, and leaves the last calls in the unsynced journal. */
+                if (g_cut_power && (strcmp(g_durability, "full") == 0 || !g_faults)) cut_power(store, &rng);
                 break; /* done */
             }
             char what[64];
