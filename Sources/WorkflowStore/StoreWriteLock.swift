@@ -26,6 +26,13 @@ final class StoreWriteLock: @unchecked Sendable {
         condition.unlock()
     }
 
+    /// Whether a thread holds the lock now (for tests).
+    var isHeld: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return held
+    }
+
     func unlock() {
         condition.lock()
         held = false

@@ -402,6 +402,66 @@ final class JournalTests: XCTestCase {
         store.close()
     }
 
+    /// The folder records its fold as synced (so the journal may drop its entries at the next
+    /// append) only once the fold's transaction committed: while the transaction waits for the
+    /// store's connection, the entries stay unfolded and the journal keeps them. A power cut in
+    /// that window must find them in one file or the other. Random kills rarely land in it (a
+    /// mutant marking the fold first survived 3,000 power cuts), so it is pinned here: the
+    /// connection is held by the test, and the folder is caught between its lock and its commit.
+    func testTheFolderRecordsAFoldAsSyncedOnlyOnceItsTransactionCommitted() throws {
+        let path = tempPath()
+        defer { removeStore(path) }
+        let store = try SQLiteStore(path: path, folding: .whenFull)
+        var w = workflow(1)
+        var cs = ChangeSet()
+        cs.workflows = [(nil, w, summary(w))]
+        try store.commit(cs)
+        w.markClean()
+        store.close()
+        // The store's connection and a backlog of one entry, as an open store holds them.
+        let queue = try StoreConnection.open(path: path, durability: .normal, autocheckpointPages: 1_000)
+        let connection = StoreConnection(queue: queue, path: path, ownerToken: "test", durability: .normal)
+        try connection.claimOwnership()
+        defer { connection.close() }
+        let seq = Int64(try connection.metaValue(JournalBacklog.foldedThroughKey) ?? "0")! + 1
+        let backlog = JournalBacklog()
+        let old = w
+        w.nodes[0].state = .runningRemote
+        cs = ChangeSet()
+        cs.workflows = [(old, w, summary(w))]
+        let plan = try XCTUnwrap(JournalCoding.plan(cs))
+        backlog.append(.init(seq: seq, body: JournalCoding.encode(cs, plan, directCommits: 0), rows: plan.rows,
+                             workflowIds: ["wf-1"]))
+
+        let holding = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
+        Thread { queue.inDatabase { _ in holding.signal(); release.wait() } }.start()
+        holding.wait()  // the connection is the test's
+        final class Outcome: @unchecked Sendable { var failure: Error? }
+        let folded = DispatchSemaphore(value: 0), outcome = Outcome()
+        Thread {
+            do { _ = try backlog.foldInBackground(on: connection) } catch { outcome.failure = error }
+            folded.signal()
+        }.start()
+        let deadline = Date(timeIntervalSinceNow: 10)
+        while !backlog.writeLock.isHeld, Date() < deadline { usleep(1_000) }
+        XCTAssertTrue(backlog.writeLock.isHeld, "the folder took its lock")
+        // Caught inside: for a while, nothing may say the entry is folded, let alone synced.
+        let watchUntil = Date(timeIntervalSinceNow: 0.3)
+        while Date() < watchUntil {
+            XCTAssertLessThan(backlog.syncedThrough, seq, "marked synced before its transaction committed")
+            XCTAssertLessThan(backlog.foldedThrough, seq, "marked folded before its transaction committed")
+            XCTAssertFalse(backlog.isEmpty, "the entry left the backlog before its transaction committed")
+            if backlog.syncedThrough >= seq { break }
+            usleep(2_000)
+        }
+        release.signal()
+        folded.wait()
+        XCTAssertNil(outcome.failure)
+        XCTAssertEqual(backlog.syncedThrough, seq)
+        XCTAssertTrue(backlog.isEmpty)
+        XCTAssertEqual(try connection.metaValue(JournalBacklog.foldedThroughKey), String(seq))
+    }
+
     /// The journal holds at most `journalLimit` rows: the commit that would pass it folds the
     /// journal first.
     func testTheJournalIsFoldedWhenItReachesItsLimit() throws {
