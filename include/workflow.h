@@ -122,7 +122,8 @@ typedef struct wf_engine wf_engine;
  *
  * All pointers are owned by the library and stay valid until the calling
  * thread next calls a function that reports a status (wf_engine_open,
- * wf_engine_open_text, wf_call, wf_call_text) or wf_error_clear(). The other
+ * wf_engine_open_text, wf_engine_close, wf_call, wf_call_text) or
+ * wf_error_clear(). The other
  * functions (wf_error_last, wf_status_name, wf_libversion_number,
  * wf_libversion, wf_free, wf_engine_free) leave the record alone. None of the
  * pointers is ever NULL.
@@ -220,11 +221,35 @@ int wf_engine_open_text(wf_engine **out, const char *config_json);
  *
  * Every state change was already committed by the call that made it, so
  * nothing is lost by closing. Closing writes what the store's journal still
- * holds into its tables and stops the engine's thread. NULL is a no-op. The
- * handle must not be used afterwards, and must not be freed while another
- * thread is calling it.
+ * holds into its tables, puts every commit on disk and stops the engine's
+ * thread. NULL is a no-op. The handle must not be used afterwards, and must
+ * not be freed while another thread is calling it. A failure of those final
+ * writes (a failing or full disk) goes unreported here: wf_engine_close()
+ * does the same and reports it.
  */
 void wf_engine_free(wf_engine *engine);
+
+/**
+ * Close an engine and free it, reporting whether every commit reached the disk.
+ *
+ * Does what wf_engine_free() does, and returns what its final writes came
+ * to. The handle is freed whatever the status, and must not be used
+ * afterwards (nor closed while another thread is calling it).
+ *
+ * @param engine  An engine from wf_engine_open(); NULL is a no-op that
+ *                returns WF_OK.
+ * @return WF_OK when every commit is on disk (or another engine opened the
+ *         store since, and took its journal over); WF_ESTORE with code
+ *         "storeWriteFailed" when the disk refused the final writes, the
+ *         error record's details naming "store" and "durability". With
+ *         durability "full" nothing is at risk even then: every call's change
+ *         was on disk when the call returned, and the next open replays what
+ *         the store's journal holds. With "normal" the last calls' changes may
+ *         not be on disk: a crash of the process loses none of them (the next
+ *         open replays them), a power cut before the system writes them may.
+ *         Sets the error record (wf_error_last) either way.
+ */
+int wf_engine_close(wf_engine *engine);
 
 /* ---------------------------------------------------------------------------
  * Calls

@@ -73,6 +73,16 @@ public func wf_engine_free(_ handle: OpaquePointer?) {
     engine.close()
 }
 
+@_cdecl("wf_engine_close")
+public func wf_engine_close(_ handle: OpaquePointer?) -> Int32 {
+    guard let handle else { return finish(nil) }
+    let engine = Unmanaged<Engine>.fromOpaque(UnsafeRawPointer(handle)).takeRetainedValue()
+    switch engine.close() {
+    case .success: return finish(nil)
+    case .failure(let error): return finish(error)
+    }
+}
+
 private func parseText(_ text: UnsafePointer<CChar>, name: String) throws(EngineError) -> JSON {
     let length = strlen(text)
     let bytes = UnsafeRawBufferPointer(start: text, count: length).bindMemory(to: UInt8.self)

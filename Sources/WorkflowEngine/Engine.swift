@@ -63,13 +63,25 @@ public final class Engine: @unchecked Sendable {
         return try sqlite.withWritesHeld(body)
     }
 
-    /// Closes the store. Every change was committed by the call that made it.
-    public func close() {
+    /// Closes the store. Every change was committed by the call that made it; closing writes
+    /// what the store's journal still holds into its tables and puts every commit on disk.
+    ///
+    /// Returns `.failure` (`WF_ESTORE`, `storeWriteFailed`, `details.store` and
+    /// `details.durability`) when the disk refused those final writes; the engine is closed all
+    /// the same. With durability `full` nothing is at risk (every call's change was on disk when
+    /// the call returned); with `normal` the last calls' changes may not be: a crash loses none
+    /// of them (the next open replays the journal), a power cut before the system writes them
+    /// may. Closing an engine closed already succeeds.
+    @discardableResult
+    public func close() -> Result<Void, EngineError> {
         lock.lock()
         defer { lock.unlock() }
-        guard !closed else { return }
+        guard !closed else { return .success(()) }
         closed = true
-        store.close()
+        guard let failure = store.close() else { return .success(()) }
+        return .failure(EngineError(.store, failure.code, failure.message,
+                                    details: ["store": .string(config.store),
+                                              "durability": .string(config.durability.rawValue)]))
     }
 
     deinit { store.close() }

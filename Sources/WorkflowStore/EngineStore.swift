@@ -186,6 +186,8 @@ public protocol EngineStore: AnyObject {
     func metrics(after: Int64, limit: Int) throws -> [MetricEvent]
     /// Writes every change in one transaction: all of it, or (on a throw) none of it.
     func commit(_ changes: ChangeSet) throws
-    /// Closes the store. Further calls fail.
-    func close()
+    /// Closes the store, every commit on disk first. Further calls fail. Returns the failure
+    /// when the disk refused the final writes (``SQLiteStore/close()``), nil otherwise.
+    @discardableResult
+    func close() -> StoreError?
 }

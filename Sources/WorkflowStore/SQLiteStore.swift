@@ -208,16 +208,37 @@ public final class SQLiteStore: EngineStore {
     }
 
     /// Stops the folder, folds what is left of the journal and empties it (a failure leaves it
-    /// for the next open to replay), and closes.
-    public func close() {
+    /// for the next open to replay), puts every commit on disk, and closes.
+    ///
+    /// Returns nil when every commit is on disk: folded into the tables and synced (a file
+    /// store's write-ahead log synced by a checkpoint, the commits written straight to the tables
+    /// with ``Durability/normal`` included), or when another engine owns the store (it replayed
+    /// this one's journal when it opened). Otherwise the failure of the first write that failed
+    /// (a failing or full disk); the store is closed all the same. With ``Durability/full``
+    /// nothing is at risk then (every commit was on disk when it returned, and the next open
+    /// replays what the journal holds); with ``Durability/normal`` the last commits may not be on
+    /// disk: a crash of the process loses none of them, a power cut before the system writes them
+    /// may. A second close returns nil.
+    @discardableResult
+    public func close() -> StoreError? {
+        guard main != nil else { return nil }
         folder?.stop()
         folder = nil
-        try? flush()
-        try? syncFolded()
+        var failure: StoreError?
+        do {
+            try flush()
+            try syncFolded()
+            if backlog != nil { try main?.checkpoint() }  // a file store
+        } catch let e as StoreError where e.code == "storeInUse" {
+            // Another engine owns the store: it replayed this one's journal, and writes its own.
+        } catch {
+            failure = StoreError(code: "storeWriteFailed", message: "closing the store \(path): \(error)")
+        }
         journal?.close(syncedThrough: backlog?.syncedThrough)
         journal = nil
         main?.close()
         main = nil
+        return failure
     }
 
     deinit { close() }

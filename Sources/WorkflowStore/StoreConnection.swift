@@ -127,6 +127,13 @@ final class StoreConnection: @unchecked Sendable {
         return try read { db in try String.fetchOne(statements.get(.metaValue, db), arguments: [key]) }
     }
 
+    /// Copies the write-ahead log into the store's file, as far as no reader holds it back; on
+    /// the way SQLite syncs the log (with `synchronous=NORMAL` too), so every commit is on disk
+    /// once this returns. Throws what the disk refused.
+    func checkpoint() throws {
+        try queue.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_checkpoint(PASSIVE)") }
+    }
+
     /// Finalizes the statements, then closes the connection.
     func close() {
         queue.inDatabase { _ in statements.removeAll() }

@@ -54,6 +54,24 @@ final class StoreIntegrityTests: XCTestCase {
         return wf.stringValue!
     }
 
+    /// `Engine.close()` (wf_engine_close) reports success when every commit is on disk: a second
+    /// close too, and the close of an engine another one took the store from (the later one
+    /// replayed its journal). A closed engine refuses calls.
+    func testCloseSucceedsTwiceAndAnEngineWhoseStoreAnotherOpenedClosesWithNothingToReport() throws {
+        let a = try open()
+        let wf = try startedWorkflow(a, run: false)
+        let b = try open()
+        guard case .success = a.close() else { return XCTFail("a's close failed") }
+        guard case .success = a.close() else { return XCTFail("a second close failed") }
+        guard case let .failure(e) = a.call("clock.now", [:]) else { return XCTFail("a closed engine answered") }
+        XCTAssertEqual(e.code, "engineClosed")
+        try b.callOrThrow("workflow.archive", ["workflowId": .string(wf)])
+        guard case .success = b.close() else { return XCTFail("b's close failed") }
+        let reopened = try open()
+        XCTAssertEqual(try reopened.callOrThrow("workflow.get", ["workflowId": .string(wf)])["archived"], true)
+        reopened.close()
+    }
+
     func testTheEngineOpenedLastOwnsTheFileAndTheOneBeforeIsRefusedChangingNothing() throws {
         let a = try open()
         let wf = try startedWorkflow(a, run: false)

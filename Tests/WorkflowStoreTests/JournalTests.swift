@@ -417,7 +417,7 @@ final class JournalTests: XCTestCase {
         cs.workflows = [(nil, w, summary(w))]
         try store.commit(cs)
         w.markClean()
-        store.close()
+        XCTAssertNil(store.close())
         // The store's connection and a backlog of one entry, as an open store holds them.
         let queue = try StoreConnection.open(path: path, durability: .normal, autocheckpointPages: 1_000)
         let connection = StoreConnection(queue: queue, path: path, ownerToken: "test", durability: .normal)
@@ -1079,5 +1079,87 @@ final class FolderRaceTests: XCTestCase {
         let reopened = try SQLiteStore(path: path)
         defer { reopened.close() }
         XCTAssertEqual(try reopened.loadWorkflow("wf-1"), w.value)
+    }
+}
+
+/// Runs `body` while this process may not make any file larger than it is (`RLIMIT_FSIZE` 0,
+/// `SIGXFSZ` ignored, so a write that would is refused with `EFBIG`): a disk that refuses every
+/// new byte, for the final writes of a close. Both are put back after.
+func withFilesGrowingRefused<T>(_ body: () throws -> T) rethrows -> T {
+    var saved = rlimit()
+    getrlimit(Int32(RLIMIT_FSIZE.rawValue), &saved)
+    let oldHandler = signal(SIGXFSZ, SIG_IGN)
+    var none = rlimit(rlim_cur: 0, rlim_max: saved.rlim_max)
+    setrlimit(Int32(RLIMIT_FSIZE.rawValue), &none)
+    defer {
+        setrlimit(Int32(RLIMIT_FSIZE.rawValue), &saved)
+        signal(SIGXFSZ, oldHandler)
+    }
+    return try body()
+}
+
+/// wf_engine_close: a close puts every commit on disk, and says so when the disk refuses.
+final class CloseTests: XCTestCase {
+    func testACloseWithEveryWriteAcceptedReportsNothingAndSoDoesASecondClose() throws {
+        let path = tempPath()
+        defer { removeStore(path) }
+        let store = try SQLiteStore(path: path, folding: .whenFull)
+        _ = try driveOneWorkflow(store, 1)
+        XCTAssertNil(store.close())
+        XCTAssertNil(store.close())
+        XCTAssertEqual(try count(path, "runs"), 1, "the close folded the journal")
+    }
+
+    /// The journal's entries cannot be folded: the close says so, and the next open replays them.
+    func testACloseWhoseFoldTheDiskRefusesReportsStoreWriteFailedAndTheNextOpenReplaysTheJournal() throws {
+        for durability in Durability.allCases {
+            let path = tempPath()
+            defer { removeStore(path) }
+            let store = try SQLiteStore(path: path, durability: durability, folding: .whenFull)
+            let w = try driveOneWorkflow(store, 1)
+            XCTAssertGreaterThan(try unfoldedEntries(path), 0)
+            let failure = withFilesGrowingRefused { store.close() }
+            XCTAssertEqual(failure?.code, "storeWriteFailed", "\(durability)")
+            XCTAssertNil(store.close(), "closed all the same")
+            let reopened = try SQLiteStore(path: path, durability: durability)
+            XCTAssertEqual(try reopened.loadWorkflow("wf-1"), w, "\(durability)")
+            XCTAssertNil(reopened.close())
+        }
+    }
+
+    /// On "normal" a commit the journal does not take (effects inserted) is written to the tables
+    /// without a sync: the close's checkpoint puts it on disk, and reports when it cannot.
+    func testACloseWhoseCheckpointTheDiskRefusesReportsStoreWriteFailed() throws {
+        let path = tempPath()
+        defer { removeStore(path) }
+        let store = try SQLiteStore(path: path, folding: .whenFull)
+        var w = workflow(1)
+        var cs = ChangeSet()
+        cs.workflows = [(nil, w, summary(w))]
+        try store.commit(cs)
+        w.markClean()
+        XCTAssertNil(store.close())
+        let reopened = try SQLiteStore(path: path, folding: .whenFull)
+        try commit(reopened, &w, effects: [effect(1)]) { $0.nodes[0].state = .runningRemote }
+        XCTAssertEqual(try unfoldedEntries(path), 0, "written straight to the tables")
+        let failure = withFilesGrowingRefused { reopened.close() }
+        XCTAssertEqual(failure?.code, "storeWriteFailed")
+        XCTAssertTrue(failure?.message.contains("wal_checkpoint") ?? false, failure?.message ?? "")
+        let again = try SQLiteStore(path: path)
+        XCTAssertEqual(try again.loadWorkflow("wf-1"), w)
+        XCTAssertNil(again.close())
+    }
+
+    /// Another engine opened the store since: it replayed this one's journal and owns the file,
+    /// so this one's close writes nothing, and has nothing to report.
+    func testAStoreAnotherEngineOpenedSinceClosesWithNothingToReport() throws {
+        let path = tempPath()
+        defer { removeStore(path) }
+        let first = try SQLiteStore(path: path, folding: .whenFull)
+        let w = try driveOneWorkflow(first, 1)
+        let second = try SQLiteStore(path: path, folding: .whenFull)
+        XCTAssertNil(first.close())
+        XCTAssertEqual(try second.loadWorkflow("wf-1"), w)
+        XCTAssertNil(second.close())
     }
 }

@@ -58,6 +58,7 @@ WF_STATIC_ASSERT(sizeof(wf_error) == offsetof(wf_error, details_json) + sizeof(c
 static int (*const check_engine_open)(wf_engine **, const json_t *) = wf_engine_open;
 static int (*const check_engine_open_text)(wf_engine **, const char *) = wf_engine_open_text;
 static void (*const check_engine_free)(wf_engine *) = wf_engine_free;
+static int (*const check_engine_close)(wf_engine *) = wf_engine_close;
 static int (*const check_call)(json_t **, wf_engine *, const char *, const json_t *) = wf_call;
 static int (*const check_call_text)(char **, wf_engine *, const char *, const char *) = wf_call_text;
 static const wf_error *(*const check_error_last)(void) = wf_error_last;
@@ -100,6 +101,9 @@ int main(void) {
         engine = NULL;
         ok = ok && check_engine_open_text(&engine, "{}") == WF_OK && engine != NULL;
         check_engine_free(engine);
+        engine = NULL;
+        ok = ok && check_engine_open(&engine, NULL) == WF_OK && engine != NULL;
+        ok = ok && check_engine_close(engine) == WF_OK && check_engine_close(NULL) == WF_OK;
         ok = ok && check_call(NULL, NULL, "clock.now", NULL) == WF_EINVALID && check_error_last()->status == WF_EINVALID;
         check_error_clear();
         ok = ok && check_error_last()->status == WF_OK && strcmp(check_libversion(), WF_VERSION) == 0;
@@ -107,7 +111,7 @@ int main(void) {
             printf("FAIL: calling the library through the declarations of the header\n");
             failures++;
         } else {
-            printf("ok: every declaration links and behaves (open, call, call_text, free, error_last/clear, versions)\n");
+            printf("ok: every declaration links and behaves (open, call, call_text, free, close, error_last/clear, versions)\n");
         }
     }
 

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import importlib
 import os
 import re
+import resource
 import shutil
+import signal
 import subprocess
 import sys
 import threading
 import weakref
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -49,9 +53,10 @@ class LibSpy:
         self.freed.append(pointer)
         self.real.wf_free(pointer)
 
-    def wf_engine_free(self, handle: Any) -> None:
+    def wf_engine_close(self, handle: Any) -> int:
         self.events.append("engine freed")
-        self.real.wf_engine_free(handle)
+        status: int = self.real.wf_engine_close(handle)
+        return status
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.real, name)
@@ -286,6 +291,50 @@ def test_file_store_survives_close_and_reopen(tmp_path: Path) -> None:
         assert engine.call("tool.get", {"kind": "A"})["outputs"] == {"image": "ImageRef"}
         assert [t["templateId"] for t in engine.call("template.list")["templates"]] == [template_id]
         assert engine.call("template.export", {"templateId": template_id})["template"]["name"] == "one"
+
+
+@contextlib.contextmanager
+def files_growing_refused() -> Iterator[None]:
+    """A disk that refuses every new byte: RLIMIT_FSIZE 0 (SIGXFSZ ignored, so a write that would
+    make a file larger fails with EFBIG), both put back after."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    old_handler = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (0, hard))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+        signal.signal(signal.SIGXFSZ, old_handler)
+
+
+def test_close_raises_store_error_when_the_disk_refuses_the_final_writes(tmp_path: Path) -> None:
+    """wf_engine_close: the journal's last entries cannot be folded; close() raises StoreError
+    (storeWriteFailed) and the engine is closed all the same; the next open replays the journal."""
+    config = {"store": str(tmp_path / "wf.sqlite"), "backgroundWrites": False, **MANUAL_CLOCK}
+    engine = Engine(config)
+    engine.call("clock.advance", {"seconds": 90})
+    with files_growing_refused(), pytest.raises(wf.StoreError) as raised:
+        engine.close()
+    assert raised.value.code == "storeWriteFailed"
+    assert raised.value.details == {"store": config["store"], "durability": "normal"}
+    assert engine.closed
+    engine.close()  # closed already: nothing to report
+    with Engine(config) as engine:
+        assert engine.call("clock.now") == {"now": "2026-01-01T00:01:30.000Z"}
+
+
+def test_a_failed_close_leaving_a_with_block_does_not_hide_the_exception_on_its_way_out(tmp_path: Path) -> None:
+    """The with block's own exception wins over a failed close; without one, the close raises."""
+    config = {"store": str(tmp_path / "wf.sqlite"), "backgroundWrites": False, **MANUAL_CLOCK}
+    for own_error, expected in ((KeyError("the host's own error"), KeyError), (None, wf.StoreError)):
+        engine = Engine(config)
+        engine.call("clock.advance", {"seconds": 90})
+        with pytest.raises(expected), files_growing_refused(), engine:
+            if own_error is not None:
+                raise own_error
+        assert engine.closed
+    with Engine(config) as engine:
+        assert engine.call("clock.now") == {"now": "2026-01-01T00:03:00.000Z"}
 
 
 def test_result_text_is_released_with_wf_free(engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:

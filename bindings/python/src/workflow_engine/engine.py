@@ -10,7 +10,7 @@ from types import TracebackType
 from typing import Any
 
 from ._ffi import c_text, ffi, lib
-from .errors import ESTATE, InternalError, StateError, check_error
+from .errors import ESTATE, InternalError, StateError, StoreError, check_error
 
 
 def library_version() -> str:
@@ -137,13 +137,19 @@ class Engine:
         return result
 
     def close(self) -> None:
-        """Free the engine. Idempotent; later calls raise StateError ("engineClosed", WF_ESTATE, as the
-        library answers a call on a closed engine)."""
+        """Close and free the engine (``wf_engine_close``). Idempotent; later calls raise StateError
+        ("engineClosed", WF_ESTATE, as the library answers a call on a closed engine).
+
+        Raises StoreError ("storeWriteFailed") when the disk refused the final writes that put
+        every commit on disk; the engine is closed all the same. With durability "full" nothing
+        is at risk then; with "normal" a power cut before the system writes the last calls'
+        changes may take them (include/workflow.h, wf_engine_close).
+        """
         if not self._guard.close():
             return
         handle, self._handle = self._handle, None
         ffi.gc(handle, None)  # disarm the finaliser, so the handle is freed exactly once: here
-        lib.wf_engine_free(handle)
+        check_error(lib.wf_engine_close(handle))
 
     @property
     def closed(self) -> bool:
@@ -161,7 +167,12 @@ class Engine:
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None
     ) -> None:
-        self.close()
+        try:
+            self.close()
+        except StoreError:
+            if exc_type is None:
+                raise
+            # The exception on its way out says more than a failed close; the engine is closed.
 
     def __repr__(self) -> str:
         return f"<workflow_engine.Engine {'closed' if self.closed else 'open'}>"
