@@ -53,6 +53,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define NODE_COUNT 50
@@ -80,8 +81,13 @@ static int g_may_lose_commits;
  * calling thread). */
 static int g_background_writes = 1;
 /* --store-faults: writes to the store fail now and then (the fault shim); a call refused with
- * WF_ESTORE ends the launch with EXIT_STORE_FAULT instead of failing the test. */
+ * WF_ESTORE is made again, and after FAULT_ATTEMPTS refusals ends the launch with
+ * EXIT_STORE_FAULT instead of failing the test. */
 static int g_store_faults;
+/* --pauses: the driver stops now and then for 100 to 200 ms, as a host waiting for its user or
+ * its provider does, so that the store's folder folds while the engine is quiet (it waits for
+ * 100 ms of quiet) and the next call finds the journal folded. */
+static int g_pauses;
 static char g_journal_path[4096];
 static char g_ledger_path[4096];
 static int g_violations;
@@ -131,15 +137,21 @@ static int is_fault(const char *code) {
            strcmp(code, "storeOpenFailed") == 0;
 }
 
+/* A call the store refused changed nothing, so it is made again, as a host would, up to
+ * FAULT_ATTEMPTS times in all (the engine goes on after a failed write, or refuses every write
+ * once its journal could not be restored); then the launch ends with EXIT_STORE_FAULT. */
+#define FAULT_ATTEMPTS 4
+
 static json_t *call_status(int *status, wf_engine *engine, const char *op, json_t *args_stolen) {
     json_t *result = NULL;
-    *status = wf_call(&result, engine, op, args_stolen);
-    json_decref(args_stolen);
-    if (*status == WF_ESTORE && g_store_faults && is_fault(wf_error_last()->code)) {
+    for (int attempt = 1;; attempt++) {
+        *status = wf_call(&result, engine, op, args_stolen);
+        if (!(*status == WF_ESTORE && g_store_faults && is_fault(wf_error_last()->code))) break;
         const wf_error *e = wf_error_last();
-        journal("storeFault %s %s: %s", op, e->code, e->message);
-        exit(EXIT_STORE_FAULT);
+        journal("storeFault %s %s (attempt %d of %d): %s", op, e->code, attempt, FAULT_ATTEMPTS, e->message);
+        if (attempt == FAULT_ATTEMPTS) exit(EXIT_STORE_FAULT);
     }
+    json_decref(args_stolen);
     return result;
 }
 
@@ -871,6 +883,22 @@ static void report_stall(driver *d) {
     json_decref(wf);
 }
 
+/* --pauses: one loop in eight sleeps 100 to 200 ms (the PRNG seeded per launch: kills land at
+ * random moments anyway). */
+static void pause_now_and_then(void) {
+    static uint64_t state;
+    if (!state) state = ((uint64_t)getpid() << 32) ^ (uint64_t)time(NULL) ^ 0x9E3779B97F4A7C15ULL;
+    uint64_t z = (state += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    z ^= z >> 31;
+    if (z % 8 != 0) return;
+    long ms = 100 + (long)((z >> 8) % 101);
+    struct timespec t = {0, ms * 1000000L};
+    while (nanosleep(&t, &t) != 0 && errno == EINTR) {
+    }
+}
+
 static int run(uint64_t seed) {
     driver d;
     memset(&d, 0, sizeof d);
@@ -916,7 +944,16 @@ static int run(uint64_t seed) {
         if (eq(status, "done")) {
             journal("done %s", d.workflow_id);
             json_decref(wf);
-            wf_engine_free(d.engine);
+            /* The close puts every commit on disk; on a failing disk it may not (WF_ESTORE), and
+             * the next launch closes again. */
+            if (wf_engine_close(d.engine) != WF_OK) {
+                const wf_error *e = wf_error_last();
+                if (e->status == WF_ESTORE && g_store_faults && is_fault(e->code)) {
+                    journal("storeFault close %s: %s", e->code, e->message);
+                    return EXIT_STORE_FAULT;
+                }
+                die("closing the engine: %s %s: %s", wf_status_name(e->status), e->code, e->message);
+            }
             return 0;
         }
         /* Local runs cut short by a kill: Retry (same inputs). */
@@ -938,6 +975,7 @@ static int run(uint64_t seed) {
         size_t count = json_array_size(json_object_get(taken, "effects"));
         json_decref(taken);
         if (g_violations) return EXIT_VIOLATION;
+        if (g_pauses) pause_now_and_then();
         if (count > 0 || retried) continue;
         call0(d.engine, "clock.advance", json_pack("{s:i}", "seconds", CLOCK_STEP_SECONDS));
     }
@@ -1106,7 +1144,7 @@ static int check(uint64_t seed) {
     }
     if (logged_violations) violation("the journal records %d violations", logged_violations);
     if (with_job) violation("%d remote.submit effects for runs that already had a job id", with_job);
-    wf_engine_free(d.engine);
+    if (wf_engine_close(d.engine) != WF_OK) violation("closing the engine: %s", wf_error_last()->message);
 
     const char *name = strrchr(g_store, '/') ? strrchr(g_store, '/') + 1 : g_store;
     printf("check %s: %s; %d nodes (%d remote, %d with downloads); %d runs (%d interrupted, %d retries journaled); "
@@ -1124,7 +1162,7 @@ static int check(uint64_t seed) {
 
 static void usage(void) {
     fprintf(stderr, "usage: kill-driver run|check --store PATH --seed N [--durability normal|full] [--may-lose-commits]\n"
-                    "                 [--foreground-writes] [--store-faults]\n"
+                    "                 [--foreground-writes] [--store-faults] [--pauses]\n"
                     "       kill-driver plan --seed N\n");
     exit(2);
 }
@@ -1146,6 +1184,8 @@ int main(int argc, char **argv) {
             g_background_writes = 0;
         } else if (eq(argv[i], "--store-faults")) {
             g_store_faults = 1;
+        } else if (eq(argv[i], "--pauses")) {
+            g_pauses = 1;
         } else {
             usage();
         }

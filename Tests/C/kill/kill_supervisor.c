@@ -6,7 +6,7 @@
  *   kill-supervisor --driver PATH --dir DIR [--kills N] [--seed S]
  *                   [--min-ms A] [--max-ms B] [--timeout S] [--keep]
  *                   [--power-cut SHIM [--durability full|normal]] [--foreground-writes]
- *                   [--shim SHIM] [--faults N [--fault-burst K]]
+ *                   [--pauses] [--shim SHIM] [--faults N [--fault-burst K]]
  *
  * Rounds: each round is a fresh store DIR/round-NNN.sqlite and a fresh
  * 50-node workflow built from seed S*1000+NNN. The driver is launched, and
@@ -31,7 +31,9 @@
  * its image. The driver runs on --durability (default full); with normal, a
  * power cut may take the last calls' changes, and the driver is told so
  * (kill-driver --may-lose-commits). --foreground-writes is handed to the
- * driver: the engine folds its journal on the calling thread.
+ * driver: the engine folds its journal on the calling thread. So is --pauses:
+ * the driver stops for 100 to 200 ms now and then, so the store's folder folds
+ * while the engine is quiet (use longer delays, --max-ms 400).
  *
  * --faults N (with --shim SHIM, or with --power-cut) makes about one in N
  * writes, truncations and syncs of the store's files fail (a full or failing
@@ -69,6 +71,8 @@ static unsigned long g_fault_burst;
 static const char *g_durability = "full";
 /* --foreground-writes, for the driver. */
 static int g_foreground_writes;
+/* --pauses, for the driver. */
+static int g_pauses;
 
 /* The store's files a power cut concerns, and what each keeps as its image. */
 static const char *const g_store_files[] = {"", "-wal", "-journal", "-wfjournal"};
@@ -110,7 +114,7 @@ static pid_t launch(const char *mode, const char *store, unsigned long long seed
             dup2(fd, 2);
             close(fd);
         }
-        const char *args[12];
+        const char *args[14];
         int n = 0;
         args[n++] = g_driver;
         args[n++] = mode;
@@ -136,6 +140,7 @@ static pid_t launch(const char *mode, const char *store, unsigned long long seed
         }
         if (g_faults) args[n++] = "--store-faults";
         if (g_foreground_writes) args[n++] = "--foreground-writes";
+        if (g_pauses) args[n++] = "--pauses";
         args[n] = NULL;
         execv(g_driver, (char *const *)args);
         perror("kill-supervisor: exec");
@@ -346,7 +351,7 @@ static void cut_power(const char *store, uint64_t *rng) {
 static void usage(void) {
     fprintf(stderr, "usage: kill-supervisor --driver PATH --dir DIR [--kills N] [--seed S] [--min-ms A] [--max-ms B]"
                     " [--timeout SECONDS] [--keep] [--power-cut SHIM [--durability full|normal]]"
-                    " [--foreground-writes] [--shim SHIM] [--faults N [--fault-burst K]]\n");
+                    " [--foreground-writes] [--pauses] [--shim SHIM] [--faults N [--fault-burst K]]\n");
     exit(2);
 }
 
@@ -376,6 +381,8 @@ int main(int argc, char **argv) {
             keep = 1;
         } else if (strcmp(a, "--foreground-writes") == 0) {
             g_foreground_writes = 1;
+        } else if (strcmp(a, "--pauses") == 0) {
+            g_pauses = 1;
         } else if (strcmp(a, "--power-cut") == 0 && has_value) {
             g_shim = argv[++i];
             g_cut_power = 1;
@@ -469,10 +476,10 @@ int main(int argc, char **argv) {
                     return 1;
                 }
                 /* A power cut right after the engine closed takes nothing, on "normal" too (the
-                 * close folds the journal in a synced transaction): the check reads what it left.
-                 * Not on "normal" with faults: a close whose fold the disk refused has nothing to
-                 * report it to, and leaves the last calls in the unsynced journal. */
-                if (g_cut_power && (strcmp(g_durability, "full") == 0 || !g_faults)) cut_power(store, &rng);
+                 * close folds the journal and checkpoints in synced writes, and a close the disk
+                 * refused is reported: the driver then exits 11 and is launched again): the
+                 * check reads what it left. */
+                if (g_cut_power) cut_power(store, &rng);
                 break; /* done */
             }
             char what[64];

@@ -37,6 +37,9 @@
  * (half the time after writing half its bytes: a short write), a truncation or a sync with EIO,
  * and nothing of a failed call reaches the file (kill-supervisor --faults). With
  * POWERCUT_FAULT_BURST=K the K operations after a fault fail too, as on a disk that stays full.
+ * A program that preloads the library may also call powercut_set_failing(1) (found with
+ * dlsym) to make every such operation fail from then on, and powercut_set_failing(0) to stop:
+ * a disk that fails at a moment the test chooses (close_on_failing_disk.c).
  */
 #define _GNU_SOURCE
 
@@ -349,16 +352,34 @@ int close(int fd) {
     return real_close(fd);
 }
 
-/* Whether this operation on `fd` fails (a followed file, and the dice say so). */
+/* The next word of the library's PRNG. Called with the lock held. */
+static unsigned long long random_word(void) {
+    unsigned long long z = (g_fault_state += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
+/* Set by powercut_set_failing(): every operation on a followed file fails (read without the
+ * lock first, hence atomic). */
+static int g_failing;
+
+void powercut_set_failing(int on);
+void powercut_set_failing(int on) {
+    pthread_once(&g_once, init);
+    __atomic_store_n(&g_failing, on, __ATOMIC_SEQ_CST);
+}
+
+/* Whether this operation on `fd` fails (a followed file, and the dice say so, or
+ * powercut_set_failing). */
 static int fault(int fd) {
-    if (!g_fault_rate) return 0;
+    if (!g_fault_rate && !__atomic_load_n(&g_failing, __ATOMIC_SEQ_CST)) return 0;
     pthread_mutex_lock(&g_lock);
     int failing = 0;
-    if (of(fd)) {
-        unsigned long long z = (g_fault_state += 0x9E3779B97F4A7C15ULL);
-        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-        z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-        z ^= z >> 31;
+    if (of(fd) && __atomic_load_n(&g_failing, __ATOMIC_SEQ_CST)) {
+        failing = 1;
+    } else if (of(fd) && g_fault_rate) {
+        unsigned long long z = random_word();
         failing = z % g_fault_rate == 0 ? (z >> 32) % 2 + 1 : 0; /* 1: fail, 2: a short write */
         if (g_burst_left) {
             g_burst_left--;
@@ -450,6 +471,12 @@ ssize_t pwritev64(int fd, const struct iovec *iov, int count, off_t offset) {
     return positioned_vector(real_pwritev64, fd, iov, count, offset);
 }
 
+/* Whether `fd` is the store's folder. */
+static int is_store_folder(int fd) {
+    struct stat st;
+    return g_enabled && fstat(fd, &st) == 0 && S_ISDIR(st.st_mode) && st.st_dev == g_dir_dev && st.st_ino == g_dir_ino;
+}
+
 static int truncated(int fd, off_t length, int result) {
     if (result != 0) return result;
     pthread_mutex_lock(&g_lock);
@@ -459,25 +486,27 @@ static int truncated(int fd, off_t length, int result) {
     return result;
 }
 
+/* ftruncate and ftruncate64 through `real`: faulted, then remembered. */
+static int truncating(int (*real)(int, off_t), int fd, off_t length) {
+    if (fault(fd)) return (int)failed(EIO);
+    return truncated(fd, length, real(fd, length));
+}
+
 int ftruncate(int fd, off_t length) {
     pthread_once(&g_once, init);
-    if (fault(fd)) return (int)failed(EIO);
-    return truncated(fd, length, real_ftruncate(fd, length));
+    return truncating(real_ftruncate, fd, length);
 }
 
 int ftruncate64(int fd, off_t length) {
     pthread_once(&g_once, init);
-    if (fault(fd)) return (int)failed(EIO);
-    return truncated(fd, length, real_ftruncate64(fd, length));
+    return truncating(real_ftruncate64, fd, length);
 }
 
 static void synced(int fd) {
     pthread_mutex_lock(&g_lock);
     file *f = of(fd);
     if (f) apply(f);
-    struct stat st;
-    if (!f && g_enabled && fstat(fd, &st) == 0 && S_ISDIR(st.st_mode) && st.st_dev == g_dir_dev &&
-        st.st_ino == g_dir_ino) {
+    if (!f && is_store_folder(fd)) {
         /* The directory is synced: every file created in it so far stays after a power cut. */
         static const char *const suffixes[] = {"", "-wal", "-journal", "-wfjournal"};
         for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++) {
@@ -490,20 +519,22 @@ static void synced(int fd) {
     pthread_mutex_unlock(&g_lock);
 }
 
-int fsync(int fd) {
-    pthread_once(&g_once, init);
+/* fsync and fdatasync through `real`: faulted, then applied to the image. */
+static int syncing(int (*real)(int), int fd) {
     if (fault(fd)) return (int)failed(EIO);
-    int result = real_fsync(fd);
+    int result = real(fd);
     if (result == 0) synced(fd);
     return result;
 }
 
+int fsync(int fd) {
+    pthread_once(&g_once, init);
+    return syncing(real_fsync, fd);
+}
+
 int fdatasync(int fd) {
     pthread_once(&g_once, init);
-    if (fault(fd)) return (int)failed(EIO);
-    int result = real_fdatasync(fd);
-    if (result == 0) synced(fd);
-    return result;
+    return syncing(real_fdatasync, fd);
 }
 
 int unlink(const char *path) {

@@ -1,0 +1,211 @@
+/*
+ * close-on-failing-disk -- wf_engine_close() reports final writes the disk refused.
+ *
+ * Runs with powercut_shim.so preloaded (LD_PRELOAD) and POWERCUT_STORE naming the store
+ * (absolute path); the store's folder must exist. For each durability: open an engine on a
+ * fresh file store, change its state (clock.advance, committed through the store's journal),
+ * make every write and sync of the store's files fail (the shim's powercut_set_failing), and
+ * close it: wf_engine_close() must return WF_ESTORE "storeWriteFailed" with details naming the
+ * store and the durability. Then, with the disk working again, the store must reopen with the
+ * change (the next open replays the journal) and close with WF_OK. Also: a close with nothing
+ * failing is WF_OK with the record cleared, NULL is WF_OK, and an in-memory engine closes
+ * WF_OK. Exit status 0 when every check holds.
+ */
+#define _GNU_SOURCE
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <workflow.h>
+
+static int g_failures;
+
+#define CHECK(cond, ...)                      \
+    do {                                      \
+        if (cond) {                           \
+            printf("ok: ");                   \
+        } else {                              \
+            printf("FAIL: ");                 \
+            g_failures++;                     \
+        }                                     \
+        printf(__VA_ARGS__);                  \
+        printf("\n");                         \
+    } while (0)
+
+static const char *or_null(const char *s) { return s ? s : "(null)"; }
+
+static void remove_store(const char *store) {
+    static const char *const suffixes[] = {"", "-wal", "-shm", "-journal", "-wfjournal"};
+    static const char *const kept[] = {"", ".durable", ".unsynced", ".newentry"};
+    char path[4300];
+    for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++) {
+        for (size_t k = 0; k < sizeof kept / sizeof kept[0]; k++) {
+            snprintf(path, sizeof path, "%s%s%s", store, suffixes[i], kept[k]);
+            unlink(path);
+        }
+    }
+}
+
+static wf_engine *open_engine(const char *store, const char *durability) {
+    json_t *config = json_pack("{s:s, s:{s:s, s:s}, s:s, s:s, s:b}", "store", store, "clock", "mode", "manual", "start",
+                               "2026-01-01T00:00:00.000Z", "durability", durability, "logLevel", "critical",
+                               "backgroundWrites", 0);
+    wf_engine *engine = NULL;
+    int rc = wf_engine_open(&engine, config);
+    json_decref(config);
+    CHECK(rc == WF_OK && engine, "the engine opens on %s (\"durability\": \"%s\"): %s", store, durability,
+          rc == WF_OK ? "ok" : wf_error_last()->message);
+    return rc == WF_OK ? engine : NULL;
+}
+
+static char *clock_now(wf_engine *engine) {
+    json_t *result = NULL;
+    int rc = wf_call(&result, engine, "clock.now", NULL);
+    char *now = strdup(rc == WF_OK ? or_null(json_string_value(json_object_get(result, "now"))) : "(failed)");
+    json_decref(result);
+    return now;
+}
+
+static void close_on_a_failing_disk(const char *store, const char *durability, void (*set_failing)(int)) {
+    printf("-- durability %s\n", durability);
+    remove_store(store);
+    wf_engine *engine = open_engine(store, durability);
+    if (!engine) return;
+    json_t *args = json_pack("{s:i}", "seconds", 90);
+    int rc = wf_call(NULL, engine, "clock.advance", args);
+    json_decref(args);
+    CHECK(rc == WF_OK, "clock.advance 90 s is committed");
+
+    set_failing(1);
+    rc = wf_engine_close(engine);
+    const wf_error *e = wf_error_last();
+    CHECK(rc == WF_ESTORE && e->status == WF_ESTORE, "closing on a disk that refuses every write: WF_ESTORE (got %s)",
+          wf_status_name(rc));
+    CHECK(strcmp(e->code, "storeWriteFailed") == 0, "code storeWriteFailed (got %s: %s)", e->code, e->message);
+    CHECK(strcmp(or_null(json_string_value(json_object_get(e->details, "store"))), store) == 0 &&
+              strcmp(or_null(json_string_value(json_object_get(e->details, "durability"))), durability) == 0,
+          "details name the store and the durability (%s)", e->details_json);
+    set_failing(0);
+
+    engine = open_engine(store, durability);
+    if (!engine) return;
+    char *now = clock_now(engine);
+    CHECK(strcmp(now, "2026-01-01T00:01:30.000Z") == 0,
+          "reopened with the disk working again: the change is there, replayed from the journal (clock %s)", now);
+    free(now);
+    rc = wf_engine_close(engine);
+    CHECK(rc == WF_OK && wf_error_last()->status == WF_OK && strcmp(wf_error_last()->code, "ok") == 0,
+          "closing with every write accepted: WF_OK, the record cleared (got %s)", wf_status_name(rc));
+
+    engine = open_engine(store, durability);
+    if (!engine) return;
+    now = clock_now(engine);
+    CHECK(strcmp(now, "2026-01-01T00:01:30.000Z") == 0, "and it is there after that close too (clock %s)", now);
+    free(now);
+    CHECK(wf_engine_close(engine) == WF_OK, "closed again");
+    remove_store(store);
+}
+
+/* A remote tool: starting it inserts a remote.submit effect, a row the journal does not take. */
+static const char *const generate_tool =
+    "{\"kind\": \"GenerateRemote\", \"resourceClass\": \"remote\", \"inputs\": {}, \"outputs\": {\"image\": \"ImageRef\"}}";
+static const char *const one_node_template =
+    "{\"template\": {\"schema\": \"app.workflow/v2\", \"name\": \"One\", \"nodes\": ["
+    "{\"id\": \"load1\", \"kind\": \"GenerateRemote\", \"outputs\": {\"image\": \"ImageRef\"}}], \"edges\": []}}";
+
+static json_t *call_text(wf_engine *engine, const char *op, const char *args) {
+    json_t *result = NULL;
+    char *text = NULL;
+    int rc = wf_call_text(&text, engine, op, args);
+    if (rc == WF_OK) result = json_loads(text, 0, NULL);
+    wf_free(text);
+    CHECK(rc == WF_OK && result, "%s: %s", op, rc == WF_OK ? "ok" : wf_error_last()->message);
+    return result;
+}
+
+/* The run of node load1 (workflow.get), or "(none)". */
+static const char *node_run(json_t *workflow) {
+    json_t *node;
+    size_t i;
+    json_array_foreach(json_object_get(workflow, "nodes"), i, node) {
+        if (strcmp(or_null(json_string_value(json_object_get(node, "nodeId"))), "load1") == 0)
+            return json_is_string(json_object_get(node, "runId")) ? json_string_value(json_object_get(node, "runId"))
+                                                                 : "(none)";
+    }
+    return "(no node load1)";
+}
+
+/* On "normal", a commit the journal does not take (one inserting effects) is written straight to
+ * the tables without a sync: the close's checkpoint puts it on disk, and reports when it cannot. */
+static void close_after_a_direct_commit(const char *store, void (*set_failing)(int)) {
+    printf("-- durability normal, the last commit written straight to the tables\n");
+    remove_store(store);
+    wf_engine *engine = open_engine(store, "normal");
+    if (!engine) return;
+    json_decref(call_text(engine, "tool.register", generate_tool));
+    json_t *registered = call_text(engine, "template.register", one_node_template);
+    char args[256];
+    snprintf(args, sizeof args, "{\"templateId\": \"%s\"}",
+             or_null(json_string_value(json_object_get(registered, "templateId"))));
+    json_decref(registered);
+    json_t *created = call_text(engine, "workflow.create", args);
+    char workflow_args[256];
+    snprintf(workflow_args, sizeof workflow_args, "{\"workflowId\": \"%s\"}",
+             or_null(json_string_value(json_object_get(created, "workflowId"))));
+    json_decref(created);
+    CHECK(wf_engine_close(engine) == WF_OK, "closed with the workflow created");
+    engine = open_engine(store, "normal");
+    if (!engine) return;
+    json_decref(call_text(engine, "workflow.runAllReady", workflow_args));
+    json_t *workflow = call_text(engine, "workflow.get", workflow_args);
+    char *run = strdup(node_run(workflow));
+    json_decref(workflow);
+    set_failing(1);
+    int rc = wf_engine_close(engine);
+    set_failing(0);
+    CHECK(rc == WF_ESTORE && strcmp(wf_error_last()->code, "storeWriteFailed") == 0,
+          "its checkpoint refused: WF_ESTORE storeWriteFailed (got %s: %s)", wf_status_name(rc), wf_error_last()->message);
+    engine = open_engine(store, "normal");
+    if (!engine) return;
+    workflow = call_text(engine, "workflow.get", workflow_args);
+    CHECK(strcmp(node_run(workflow), run) == 0 && strncmp(run, "run-", 4) == 0,
+          "reopened: node load1 has the run runAllReady started (%s; before the close %s)", node_run(workflow), run);
+    json_decref(workflow);
+    free(run);
+    CHECK(wf_engine_close(engine) == WF_OK, "closed again");
+    remove_store(store);
+}
+
+int main(void) {
+    const char *store = getenv("POWERCUT_STORE");
+    void (*set_failing)(int) = (void (*)(int))dlsym(RTLD_DEFAULT, "powercut_set_failing");
+    if (!store || !*store || !set_failing) {
+        fprintf(stderr, "close-on-failing-disk: run with LD_PRELOAD=powercut_shim.so and POWERCUT_STORE=<absolute store path>\n");
+        return 2;
+    }
+    close_on_a_failing_disk(store, "normal", set_failing);
+    close_on_a_failing_disk(store, "full", set_failing);
+    close_after_a_direct_commit(store, set_failing);
+
+    printf("-- without failures\n");
+    CHECK(wf_engine_close(NULL) == WF_OK && wf_error_last()->status == WF_OK, "wf_engine_close(NULL) is WF_OK");
+    wf_engine *engine = NULL;
+    int rc = wf_engine_open(&engine, NULL);
+    CHECK(rc == WF_OK && wf_engine_close(engine) == WF_OK, "an in-memory engine closes WF_OK");
+    engine = NULL;
+    rc = wf_engine_open_text(&engine, "{\"store\": \":memory:\", \"clock\": {\"mode\": \"manual\"}}");
+    if (rc == WF_OK) {
+        json_t *args = json_pack("{s:i}", "seconds", 5);
+        wf_call(NULL, engine, "clock.advance", args);
+        json_decref(args);
+        set_failing(1); /* an in-memory store has no file to write */
+        rc = wf_engine_close(engine);
+        set_failing(0);
+        CHECK(rc == WF_OK, "an in-memory engine closes WF_OK while the disk fails (got %s)", wf_status_name(rc));
+    }
+
+    printf("%s: %d failure%s\n", g_failures ? "FAILED" : "PASSED", g_failures, g_failures == 1 ? "" : "s");
+    return g_failures ? 1 : 0;
+}
