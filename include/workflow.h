@@ -240,14 +240,16 @@ void wf_engine_free(wf_engine *engine);
  *                returns WF_OK.
  * @return WF_OK when every commit is on disk (or another engine opened the
  *         store since, and took its journal over); WF_ESTORE with code
- *         "storeWriteFailed" when the disk refused the final writes, the
- *         error record's details naming "store" and "durability". With
- *         durability "full" nothing is at risk even then: every call's change
- *         was on disk when the call returned, and the next open replays what
- *         the store's journal holds. With "normal" the last calls' changes may
- *         not be on disk: a crash of the process loses none of them (the next
- *         open replays them), a power cut before the system writes them may.
- *         Sets the error record (wf_error_last) either way.
+ *         "storeWriteFailed" when the disk refused the final writes
+ *         ("storeCorrupt" when SQLite found the store's file damaged on the
+ *         way), the error record's details naming "store" and "durability".
+ *         With durability "full" nothing is at risk even then: every call's
+ *         change was on disk when the call returned, and the next open
+ *         replays what the store's journal holds. With "normal" the last
+ *         calls' changes may not be on disk: a crash of the process loses
+ *         none of them (the next open replays them), a power cut before the
+ *         system writes them may. Sets the error record (wf_error_last)
+ *         either way.
  */
 int wf_engine_close(wf_engine *engine);
 

@@ -66,8 +66,9 @@ public final class Engine: @unchecked Sendable {
     /// Closes the store. Every change was committed by the call that made it; closing writes
     /// what the store's journal still holds into its tables and puts every commit on disk.
     ///
-    /// Returns `.failure` (`WF_ESTORE`, `storeWriteFailed`, `details.store` and
-    /// `details.durability`) when the disk refused those final writes; the engine is closed all
+    /// Returns `.failure` (`WF_ESTORE`, `storeWriteFailed`, or `storeCorrupt` for a file SQLite
+    /// found damaged; `details.store` and `details.durability`) when the disk refused those final
+    /// writes; the engine is closed all
     /// the same. With durability `full` nothing is at risk (every call's change was on disk when
     /// the call returned); with `normal` the last calls' changes may not be: a crash loses none
     /// of them (the next open replays the journal), a power cut before the system writes them

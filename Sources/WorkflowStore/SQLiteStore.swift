@@ -213,8 +213,9 @@ public final class SQLiteStore: EngineStore {
     /// Returns nil when every commit is on disk: folded into the tables and synced (a file
     /// store's write-ahead log synced by a checkpoint, the commits written straight to the tables
     /// with ``Durability/normal`` included), or when another engine owns the store (it replayed
-    /// this one's journal when it opened). Otherwise the failure of the first write that failed
-    /// (a failing or full disk); the store is closed all the same. With ``Durability/full``
+    /// this one's journal when it opened). Otherwise the failure of the first write that failed:
+    /// `storeWriteFailed` (a failing or full disk), or `storeCorrupt` when SQLite found the file
+    /// damaged; the store is closed all the same. With ``Durability/full``
     /// nothing is at risk then (every commit was on disk when it returned, and the next open
     /// replays what the journal holds); with ``Durability/normal`` the last commits may not be on
     /// disk: a crash of the process loses none of them, a power cut before the system writes them
@@ -232,7 +233,10 @@ public final class SQLiteStore: EngineStore {
         } catch let e as StoreError where e.code == "storeInUse" {
             // Another engine owns the store: it replayed this one's journal, and writes its own.
         } catch {
-            failure = StoreError(code: "storeWriteFailed", message: "closing the store \(path): \(error)")
+            // A file SQLite finds damaged is storeCorrupt, as on every read; anything else the
+            // disk refused.
+            let code = StoreError.code(of: error) == "storeCorrupt" ? "storeCorrupt" : "storeWriteFailed"
+            failure = StoreError(code: code, message: "closing the store \(path): \(error)")
         }
         journal?.close(syncedThrough: backlog?.syncedThrough)
         journal = nil
