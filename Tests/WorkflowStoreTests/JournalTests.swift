@@ -133,6 +133,19 @@ private func reopenAfterKill(_ store: SQLiteStore, _ check: (SQLiteStore, String
     try check(reopened, killed)
 }
 
+/// A store at `path` holding workflow 1 as created (written straight to the tables), closed;
+/// returns the workflow as stored.
+private func closedStoreWithOneWorkflow(_ path: String) throws -> Workflow {
+    let store = try SQLiteStore(path: path, folding: .whenFull)
+    var w = workflow(1)
+    var cs = ChangeSet()
+    cs.workflows = [(nil, w, summary(w))]
+    try store.commit(cs)
+    w.markClean()
+    XCTAssertNil(store.close())
+    return w
+}
+
 /// Changes `w` and commits the change (its rows, and `effects` inserted with them), as the engine
 /// does; `w` is then what the store holds.
 private func commit(_ store: SQLiteStore, _ w: inout Workflow, effects: [Effect] = [],
@@ -411,13 +424,7 @@ final class JournalTests: XCTestCase {
     func testTheFolderRecordsAFoldAsSyncedOnlyOnceItsTransactionCommitted() throws {
         let path = tempPath()
         defer { removeStore(path) }
-        let store = try SQLiteStore(path: path, folding: .whenFull)
-        var w = workflow(1)
-        var cs = ChangeSet()
-        cs.workflows = [(nil, w, summary(w))]
-        try store.commit(cs)
-        w.markClean()
-        XCTAssertNil(store.close())
+        var w = try closedStoreWithOneWorkflow(path)
         // The store's connection and a backlog of one entry, as an open store holds them.
         let queue = try StoreConnection.open(path: path, durability: .normal, autocheckpointPages: 1_000)
         let connection = StoreConnection(queue: queue, path: path, ownerToken: "test", durability: .normal)
@@ -427,7 +434,7 @@ final class JournalTests: XCTestCase {
         let backlog = JournalBacklog()
         let old = w
         w.nodes[0].state = .runningRemote
-        cs = ChangeSet()
+        var cs = ChangeSet()
         cs.workflows = [(old, w, summary(w))]
         let plan = try XCTUnwrap(JournalCoding.plan(cs))
         backlog.append(.init(seq: seq, body: JournalCoding.encode(cs, plan, directCommits: 0), rows: plan.rows,
@@ -1132,13 +1139,7 @@ final class CloseTests: XCTestCase {
     func testACloseWhoseCheckpointTheDiskRefusesReportsStoreWriteFailed() throws {
         let path = tempPath()
         defer { removeStore(path) }
-        let store = try SQLiteStore(path: path, folding: .whenFull)
-        var w = workflow(1)
-        var cs = ChangeSet()
-        cs.workflows = [(nil, w, summary(w))]
-        try store.commit(cs)
-        w.markClean()
-        XCTAssertNil(store.close())
+        var w = try closedStoreWithOneWorkflow(path)
         let reopened = try SQLiteStore(path: path, folding: .whenFull)
         try commit(reopened, &w, effects: [effect(1)]) { $0.nodes[0].state = .runningRemote }
         XCTAssertEqual(try unfoldedEntries(path), 0, "written straight to the tables")
