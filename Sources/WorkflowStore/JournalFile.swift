@@ -180,7 +180,9 @@ package final class JournalFile {
                              iovec(iov_base: UnsafeMutableRawPointer(mutating: b.baseAddress), iov_len: b.count)]
                 let total = h.count + b.count
                 let written = pwritev(fd, &parts, 2, off_t(end))
-                guard written == total else { throw undo(Self.failure("cannot append to", path)) }
+                guard written == total else {
+                    throw undo(Self.writeFailure("cannot append to", path, written: written, of: total))
+                }
             }
         }
         // With "full", the record counts only once on disk; a failed sync leaves it unknown
@@ -271,7 +273,7 @@ package final class JournalFile {
 
     private static func write(_ f: Int32, _ bytes: [UInt8], at offset: Int, _ path: String) throws {
         let n = bytes.withUnsafeBytes { pwrite(f, $0.baseAddress, $0.count, off_t(offset)) }
-        guard n == bytes.count else { throw failure("cannot write", path) }
+        guard n == bytes.count else { throw writeFailure("cannot write", path, written: n, of: bytes.count) }
     }
 
     /// Syncs the folder holding `path`, so that a file made in it survives a power loss. Best
@@ -291,6 +293,15 @@ package final class JournalFile {
         #else
         fsync(f)
         #endif
+    }
+
+    /// The failure of a write that returned `written` of `total` bytes: errno's when it failed;
+    /// when it was cut short (a full disk), how much it wrote, since a short write sets no errno
+    /// and the one left over from an earlier call would name another error.
+    private static func writeFailure(_ what: String, _ path: String, written: Int, of total: Int) -> StoreError {
+        guard written >= 0 else { return failure(what, path) }
+        return StoreError(code: "storeWriteFailed", message: "\(what) the store's journal \(path): "
+            + "\(written) of \(total) bytes written (is the disk full?)")
     }
 
     private static func failure(_ what: String, _ path: String) -> StoreError {

@@ -22,7 +22,7 @@ final class JournalFileTests: XCTestCase {
     }
 
     /// An append the disk cannot take (here the process's file size limit, as a full disk
-    /// would) fails and leaves the file as it was: the same entry number goes in whole on the
+    /// would: the write is cut short) fails and leaves the file as it was: the same entry number goes in whole on the
     /// next try, and the file reads back every entry once.
     func testAFailedAppendLeavesTheFileAsItWas() throws {
         let journal = try JournalFile(storePath: store, durability: .normal)
@@ -36,7 +36,11 @@ final class JournalFileTests: XCTestCase {
         signal(SIGXFSZ, SIG_IGN)  // a write past the limit fails with EFBIG instead of ending the process
         limit.rlim_cur = rlim_t(before + 50)
         setrlimit(Int32(RLIMIT_FSIZE.rawValue), &limit)
-        XCTAssertThrowsError(try journal.append(seq: 2, body: Array(repeating: 2, count: 1_000), syncedThrough: 0))
+        XCTAssertThrowsError(try journal.append(seq: 2, body: Array(repeating: 2, count: 1_000), syncedThrough: 0)) {
+            // A short write sets no errno: the message says what was written, not a stale error.
+            XCTAssertEqual(($0 as? StoreError)?.code, "storeWriteFailed")
+            XCTAssertTrue("\($0)".contains(": 50 of 1024 bytes written (is the disk full?)"), "\($0)")
+        }
         var restore = saved
         setrlimit(Int32(RLIMIT_FSIZE.rawValue), &restore)
         XCTAssertEqual(try size(), before, "what the failed append wrote is cut off")

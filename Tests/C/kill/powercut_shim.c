@@ -35,7 +35,8 @@
  * Faults: with POWERCUT_FAULTS=N the library also makes about one in N writes, truncations and
  * syncs of a followed file fail, as a full or failing disk would: a write fails with ENOSPC
  * (half the time after writing half its bytes: a short write), a truncation or a sync with EIO,
- * and nothing of a failed call reaches the file (kill-supervisor --faults). With
+ * and nothing of a failed call reaches the file (kill-supervisor --faults); vector writes
+ * (writev, pwritev) likewise, a short one writing the first half of the vector's bytes. With
  * POWERCUT_FAULT_BURST=K the K operations after a fault fail too, as on a disk that stays full.
  * A program that preloads the library may also call powercut_set_failing(1) (found with
  * dlsym) to make every such operation fail from then on, and powercut_set_failing(0) to stop:
@@ -442,22 +443,64 @@ ssize_t pwrite64(int fd, const void *data, size_t length, off_t offset) {
     return positioned(real_pwrite64, fd, data, length, offset);
 }
 
-/* Vector writes fault whole (no short write). */
+/* Whether a vector write through `fd` faults: -1, it fails; 1, it is a short write of the
+ * first half of its bytes, the vector cut to them in `*part` (`*parts` entries; the caller
+ * writes it, then frees it); 0, it is written whole (`*part` NULL). */
+static int faulted_vector(int fd, const struct iovec *iov, int count, struct iovec **part, int *parts) {
+    int f = fault(fd);
+    *part = NULL;
+    *parts = 0;
+    if (!f) return 0;
+    size_t total = 0;
+    for (int i = 0; i < count; i++) total += iov[i].iov_len;
+    if (f == 1 || total < 2 || count <= 0) return -1;
+    struct iovec *cut = malloc((size_t)count * sizeof *cut);
+    if (!cut) abort();
+    size_t left = total / 2;
+    int n = 0;
+    for (int i = 0; i < count && left > 0; i++) {
+        cut[n] = iov[i];
+        if (cut[n].iov_len > left) cut[n].iov_len = left;
+        left -= cut[n].iov_len;
+        n++;
+    }
+    *part = cut;
+    *parts = n;
+    return 1;
+}
+
+/* Vector writes fault as the others do: fail, or write half their bytes. */
 ssize_t writev(int fd, const struct iovec *iov, int count) {
     pthread_once(&g_once, init);
-    if (fault(fd)) return failed(ENOSPC);
+    struct iovec *part;
+    int parts;
+    int f = faulted_vector(fd, iov, count, &part, &parts);
+    if (f < 0) return failed(ENOSPC);
+    if (f > 0) {
+        iov = part;
+        count = parts;
+    }
     off_t at = position(fd);
     ssize_t n = real_writev(fd, iov, count);
     if (at >= 0) written(fd, at, iov, count, n);
+    free(part);
     return n;
 }
 
 /* pwritev and pwritev64 through `real`: faulted, then remembered. */
 static ssize_t positioned_vector(ssize_t (*real)(int, const struct iovec *, int, off_t), int fd,
                                  const struct iovec *iov, int count, off_t offset) {
-    if (fault(fd)) return failed(ENOSPC);
+    struct iovec *part;
+    int parts;
+    int f = faulted_vector(fd, iov, count, &part, &parts);
+    if (f < 0) return failed(ENOSPC);
+    if (f > 0) {
+        iov = part;
+        count = parts;
+    }
     ssize_t n = real(fd, iov, count, offset);
     written(fd, offset, iov, count, n);
+    free(part);
     return n;
 }
 
