@@ -123,10 +123,9 @@ typedef struct wf_engine wf_engine;
  * All pointers are owned by the library and stay valid until the calling
  * thread next calls a function that reports a status (wf_engine_open,
  * wf_engine_open_text, wf_engine_close, wf_call, wf_call_text) or
- * wf_error_clear(). The other
- * functions (wf_error_last, wf_status_name, wf_libversion_number,
- * wf_libversion, wf_free, wf_engine_free) leave the record alone. None of the
- * pointers is ever NULL.
+ * wf_error_clear(). The other functions (wf_error_last, wf_status_name,
+ * wf_libversion_number, wf_libversion, wf_free, wf_engine_free) leave the
+ * record alone. None of the pointers is ever NULL.
  */
 typedef struct wf_error {
     /** The status returned by the failed call, or WF_OK after a success. */

@@ -68,11 +68,10 @@ public final class Engine: @unchecked Sendable {
     ///
     /// Returns `.failure` (`WF_ESTORE`, `storeWriteFailed`, or `storeCorrupt` for a file SQLite
     /// found damaged; `details.store` and `details.durability`) when the disk refused those final
-    /// writes; the engine is closed all
-    /// the same. With durability `full` nothing is at risk (every call's change was on disk when
-    /// the call returned); with `normal` the last calls' changes may not be: a crash loses none
-    /// of them (the next open replays the journal), a power cut before the system writes them
-    /// may. Closing an engine closed already succeeds.
+    /// writes; the engine is closed all the same. With durability `full` nothing is at risk
+    /// (every call's change was on disk when the call returned); with `normal` the last calls'
+    /// changes may not be: a crash loses none of them (the next open replays the journal), a
+    /// power cut before the system writes them may. Closing an engine closed already succeeds.
     @discardableResult
     public func close() -> Result<Void, EngineError> {
         lock.lock()

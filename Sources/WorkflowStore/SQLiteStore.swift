@@ -215,11 +215,11 @@ public final class SQLiteStore: EngineStore {
     /// with ``Durability/normal`` included), or when another engine owns the store (it replayed
     /// this one's journal when it opened). Otherwise the failure of the first write that failed:
     /// `storeWriteFailed` (a failing or full disk), or `storeCorrupt` when SQLite found the file
-    /// damaged; the store is closed all the same. With ``Durability/full``
-    /// nothing is at risk then (every commit was on disk when it returned, and the next open
-    /// replays what the journal holds); with ``Durability/normal`` the last commits may not be on
-    /// disk: a crash of the process loses none of them, a power cut before the system writes them
-    /// may. A second close returns nil.
+    /// damaged; the store is closed all the same. With ``Durability/full`` nothing is at risk then
+    /// (every commit was on disk when it returned, and the next open replays what the journal
+    /// holds); with ``Durability/normal`` the last commits may not be on disk: a crash of the
+    /// process loses none of them, a power cut before the system writes them may. A second close
+    /// returns nil.
     @discardableResult
     public func close() -> StoreError? {
         guard main != nil else { return nil }
