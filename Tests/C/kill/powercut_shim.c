@@ -443,46 +443,40 @@ ssize_t pwrite64(int fd, const void *data, size_t length, off_t offset) {
     return positioned(real_pwrite64, fd, data, length, offset);
 }
 
-/* Whether a vector write through `fd` faults: -1, it fails; 1, it is a short write of the
- * first half of its bytes, the vector cut to them in `*part` (`*parts` entries; the caller
- * writes it, then frees it); 0, it is written whole (`*part` NULL). */
-static int faulted_vector(int fd, const struct iovec *iov, int count, struct iovec **part, int *parts) {
-    int f = fault(fd);
+/* The vector a write through `fd` writes, or NULL when it fails (a fault): `iov` whole, or, for a
+ * short write, its first half of bytes, cut in a copy left in `*part` (freed by the caller; NULL
+ * otherwise). `*count` becomes the returned vector's entries. */
+static const struct iovec *vector_to_write(int fd, const struct iovec *iov, int *count, struct iovec **part) {
     *part = NULL;
-    *parts = 0;
-    if (!f) return 0;
+    int f = fault(fd);
+    if (!f) return iov;
     size_t total = 0;
-    for (int i = 0; i < count; i++) total += iov[i].iov_len;
-    if (f == 1 || total < 2 || count <= 0) return -1;
-    struct iovec *cut = malloc((size_t)count * sizeof *cut);
+    for (int i = 0; i < *count; i++) total += iov[i].iov_len;
+    if (f == 1 || total < 2 || *count <= 0) return NULL;
+    struct iovec *cut = malloc((size_t)*count * sizeof *cut);
     if (!cut) abort();
     size_t left = total / 2;
     int n = 0;
-    for (int i = 0; i < count && left > 0; i++) {
+    for (int i = 0; i < *count && left > 0; i++) {
         cut[n] = iov[i];
         if (cut[n].iov_len > left) cut[n].iov_len = left;
         left -= cut[n].iov_len;
         n++;
     }
+    *count = n;
     *part = cut;
-    *parts = n;
-    return 1;
+    return cut;
 }
 
 /* Vector writes fault as the others do: fail, or write half their bytes. */
 ssize_t writev(int fd, const struct iovec *iov, int count) {
     pthread_once(&g_once, init);
     struct iovec *part;
-    int parts;
-    int f = faulted_vector(fd, iov, count, &part, &parts);
-    if (f < 0) return failed(ENOSPC);
-    if (f > 0) {
-        iov = part;
-        count = parts;
-    }
+    const struct iovec *v = vector_to_write(fd, iov, &count, &part);
+    if (!v) return failed(ENOSPC);
     off_t at = position(fd);
-    ssize_t n = real_writev(fd, iov, count);
-    if (at >= 0) written(fd, at, iov, count, n);
+    ssize_t n = real_writev(fd, v, count);
+    if (at >= 0) written(fd, at, v, count, n);
     free(part);
     return n;
 }
@@ -491,15 +485,10 @@ ssize_t writev(int fd, const struct iovec *iov, int count) {
 static ssize_t positioned_vector(ssize_t (*real)(int, const struct iovec *, int, off_t), int fd,
                                  const struct iovec *iov, int count, off_t offset) {
     struct iovec *part;
-    int parts;
-    int f = faulted_vector(fd, iov, count, &part, &parts);
-    if (f < 0) return failed(ENOSPC);
-    if (f > 0) {
-        iov = part;
-        count = parts;
-    }
-    ssize_t n = real(fd, iov, count, offset);
-    written(fd, offset, iov, count, n);
+    const struct iovec *v = vector_to_write(fd, iov, &count, &part);
+    if (!v) return failed(ENOSPC);
+    ssize_t n = real(fd, v, count, offset);
+    written(fd, offset, v, count, n);
     free(part);
     return n;
 }
