@@ -146,6 +146,24 @@ private func closedStoreWithOneWorkflow(_ path: String) throws -> Workflow {
     return w
 }
 
+/// A connection to the closed store at `path` that owns it, as an open store's does, its queue,
+/// and the last journal entry the store's tables hold.
+private func owningConnection(_ path: String) throws -> (StoreConnection, DatabaseQueue, Int64) {
+    let queue = try StoreConnection.open(path: path, durability: .normal, autocheckpointPages: 1_000)
+    let connection = StoreConnection(queue: queue, path: path, ownerToken: "test", durability: .normal)
+    try connection.claimOwnership()
+    return (connection, queue, Int64(try connection.metaValue(JournalBacklog.foldedThroughKey) ?? "0")!)
+}
+
+/// Journal entry `seq` of one workflow changed from `old` to `new`, as a commit appends it.
+private func journalEntry(_ seq: Int64, from old: Workflow, to new: Workflow) throws -> JournalBacklog.Entry {
+    var cs = ChangeSet()
+    cs.workflows = [(old, new, summary(new))]
+    let plan = try XCTUnwrap(JournalCoding.plan(cs))
+    return .init(seq: seq, body: JournalCoding.encode(cs, plan, directCommits: 0), rows: plan.rows,
+                 workflowIds: [new.workflowId])
+}
+
 /// Changes `w` and commits the change (its rows, and `effects` inserted with them), as the engine
 /// does; `w` is then what the store holds.
 private func commit(_ store: SQLiteStore, _ w: inout Workflow, effects: [Effect] = [],
@@ -424,21 +442,15 @@ final class JournalTests: XCTestCase {
     func testTheFolderRecordsAFoldAsSyncedOnlyOnceItsTransactionCommitted() throws {
         let path = tempPath()
         defer { removeStore(path) }
-        var w = try closedStoreWithOneWorkflow(path)
+        let old = try closedStoreWithOneWorkflow(path)
         // The store's connection and a backlog of one entry, as an open store holds them.
-        let queue = try StoreConnection.open(path: path, durability: .normal, autocheckpointPages: 1_000)
-        let connection = StoreConnection(queue: queue, path: path, ownerToken: "test", durability: .normal)
-        try connection.claimOwnership()
+        let (connection, queue, foldedBefore) = try owningConnection(path)
         defer { connection.close() }
-        let seq = Int64(try connection.metaValue(JournalBacklog.foldedThroughKey) ?? "0")! + 1
+        let seq = foldedBefore + 1
         let backlog = JournalBacklog()
-        let old = w
+        var w = old
         w.nodes[0].state = .runningRemote
-        var cs = ChangeSet()
-        cs.workflows = [(old, w, summary(w))]
-        let plan = try XCTUnwrap(JournalCoding.plan(cs))
-        backlog.append(.init(seq: seq, body: JournalCoding.encode(cs, plan, directCommits: 0), rows: plan.rows,
-                             workflowIds: ["wf-1"]))
+        backlog.append(try journalEntry(seq, from: old, to: w))
 
         let holding = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
         Thread { queue.inDatabase { _ in holding.signal(); release.wait() } }.start()
@@ -479,21 +491,15 @@ final class JournalTests: XCTestCase {
         let path = tempPath()
         defer { removeStore(path) }
         var w = try closedStoreWithOneWorkflow(path)
-        let queue = try StoreConnection.open(path: path, durability: .normal, autocheckpointPages: 1_000)
-        let connection = StoreConnection(queue: queue, path: path, ownerToken: "test", durability: .normal)
-        try connection.claimOwnership()
+        let (connection, queue, folded) = try owningConnection(path)
         defer { connection.close() }
-        var seq = Int64(try connection.metaValue(JournalBacklog.foldedThroughKey) ?? "0")!
+        var seq = folded
         let backlog = JournalBacklog()
         func appendEntry() throws {
             let old = w
             w.nodes[1].params["n"] = .int(seq)
-            var cs = ChangeSet()
-            cs.workflows = [(old, w, summary(w))]
-            let plan = try XCTUnwrap(JournalCoding.plan(cs))
             seq += 1
-            backlog.append(.init(seq: seq, body: JournalCoding.encode(cs, plan, directCommits: 0), rows: plan.rows,
-                                 workflowIds: ["wf-1"]))
+            backlog.append(try journalEntry(seq, from: old, to: w))
         }
         /// The SQL the connection runs during `body`.
         func traced(_ body: () throws -> Void) rethrows -> [String] {
