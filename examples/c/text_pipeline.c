@@ -727,10 +727,15 @@ int main(int argc, char **argv) {
     if (!print_outputs(&h, final)) ok = 0;
     json_decref(final);
 
+    free(workflow_id);
+    /* Closing puts every commit on disk, and says so when the disk refused. */
+    if (wf_engine_close(engine) != WF_OK) {
+        const wf_error *e = wf_error_last();
+        printf("closing the engine: %s: %s\n", e->code, e->message);
+        ok = 0;
+    }
     printf("\n%s\n", ok ? "OK: the workflow is done and append1 says \"" EXPECTED_TEXT "\"."
                         : "FAILED: the workflow did not finish with the expected text.");
-    free(workflow_id);
-    wf_engine_free(engine);
     if (temporary) {
         /* The store, SQLite's side files (-journal only outside WAL mode) and
            the engine's journal (-wfjournal). */
