@@ -61,6 +61,22 @@ final class JournalFileTests: XCTestCase {
         XCTAssertEqual(JournalFile.entryNumbers(ofStore: store), [5, 6])
     }
 
+    /// A journal closes emptied only while it still owns the file: the entries of the engine that
+    /// took the journal over since stay.
+    func testClosingAJournalAnotherEngineTookOverLeavesThatEnginesEntries() throws {
+        let first = try JournalFile(storePath: store, durability: .normal)
+        try first.recover(storeId: "id-1")
+        try first.begin()
+        try first.append(seq: 1, body: [1], syncedThrough: 0)
+        let second = try JournalFile(storePath: store, durability: .normal)
+        try second.recover(storeId: "id-1")
+        try second.begin()
+        try second.append(seq: 1, body: [2], syncedThrough: 0)
+        first.close(syncedThrough: 1)  // all of its entries folded: it would empty a file of its own
+        XCTAssertEqual(JournalFile.entryNumbers(ofStore: store), [1], "the second engine's entry is kept")
+        second.close()
+    }
+
     /// Two engines opening a store that has no journal yet at the same moment take it over one
     /// after the other; the one that took it last owns it, the other's appends are refused.
     func testTwoEnginesOpeningAtOnceEachGetAJournalAndTheLastOneOwnsIt() throws {

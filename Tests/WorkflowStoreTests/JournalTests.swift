@@ -311,6 +311,26 @@ final class JournalTests: XCTestCase {
         }
     }
 
+    /// After an open replays what a killed process left, the next commit is numbered after the
+    /// replayed entries. Numbered after the tables' last fold before the replay instead, it would
+    /// take a number the tables hold as folded, and the open after a second kill would skip it.
+    func testAfterAReplayTheNextCommitIsNumberedAfterTheReplayedEntries() throws {
+        let path = tempPath()
+        defer { removeStore(path) }
+        let store = try SQLiteStore(path: path, folding: .whenFull)
+        var w = try driveOneWorkflow(store, 1)
+        XCTAssertGreaterThan(try unfoldedEntries(path), 0)
+        let killed = copyAsKilled(store)
+        defer { removeStore(killed) }
+        store.close()
+        let replayed = try SQLiteStore(path: killed, folding: .whenFull)
+        try commit(replayed, &w) { $0.nodes[1].state = .succeeded }
+        XCTAssertEqual(JournalFile.entryNumbers(ofStore: killed), [try foldedThrough(killed) + 1])
+        try reopenAfterKill(replayed) { reopened, _ in
+            XCTAssertEqual(try reopened.loadWorkflow("wf-1"), w, "the commit after the replay survives a second kill")
+        }
+    }
+
     /// A journal left beside a store file that was deleted and made again belongs to the old
     /// store: it is emptied, never replayed into the new one.
     func testAJournalOfAnotherStoreIsNotReplayed() throws {
@@ -1225,6 +1245,21 @@ final class CloseTests: XCTestCase {
         let again = try SQLiteStore(path: path)
         XCTAssertEqual(try again.loadWorkflow("wf-1"), w)
         XCTAssertNil(again.close())
+    }
+
+    /// A fold the tables refuse because they are no longer the engine's (a table renamed behind
+    /// its back) makes the close report `storeCorrupt`, as a read finding it does.
+    func testACloseWhoseFoldFindsATableRenamedBehindItsBackReportsStoreCorrupt() throws {
+        let path = tempPath()
+        defer { removeStore(path) }
+        let store = try SQLiteStore(path: path, folding: .whenFull)
+        _ = try driveOneWorkflow(store, 1)
+        XCTAssertGreaterThan(try unfoldedEntries(path), 0)
+        let other = try DatabaseQueue(path: path)
+        try other.write { try $0.execute(sql: "ALTER TABLE nodes RENAME TO nodes_renamed") }
+        try other.close()
+        let failure = store.close()
+        XCTAssertEqual(failure?.code, "storeCorrupt", failure?.message ?? "no failure")
     }
 
     /// Another engine opened the store since: it replayed this one's journal and owns the file,
