@@ -9,7 +9,9 @@
  * store and the durability. Then, with the disk working again, the store must reopen with the
  * change (the next open replays the journal) and close with WF_OK. Also: a close with nothing
  * failing is WF_OK with the record cleared, NULL is WF_OK, and an in-memory engine closes
- * WF_OK. Exit status 0 when every check holds.
+ * WF_OK. And on "full", a call whose journal record cannot be synced (only the syncs failing)
+ * leaves no record another engine would replay, and the journal takes nothing more. Exit status
+ * 0 when every check holds.
  */
 #define _GNU_SOURCE
 
@@ -137,6 +139,47 @@ static const char *node_run(json_t *workflow) {
     return "(no node load1)";
 }
 
+/* On "full", a call whose journal record cannot be synced fails, and its record is cut off
+ * again: an engine opening the store after (as after a kill) does not replay it. The cut is not
+ * synced either (syncs still fail), so the journal takes nothing more until the store is
+ * opened again: a later call on the first engine is refused, the disk working or not. */
+static void a_call_whose_sync_fails_leaves_no_record(const char *store, void (*set_failing)(int)) {
+    printf("-- durability full, a journal record whose sync fails\n");
+    remove_store(store);
+    wf_engine *engine = open_engine(store, "full");
+    if (!engine) return;
+    json_t *args = json_pack("{s:i}", "seconds", 90);
+    CHECK(wf_call(NULL, engine, "clock.advance", args) == WF_OK, "clock.advance 90 s is committed");
+    json_decref(args);
+    set_failing(2); /* syncs only */
+    args = json_pack("{s:i}", "seconds", 30);
+    int rc = wf_call(NULL, engine, "clock.advance", args);
+    json_decref(args);
+    set_failing(0);
+    CHECK(rc == WF_ESTORE && strcmp(wf_error_last()->code, "storeWriteFailed") == 0,
+          "clock.advance 30 s whose record cannot be synced: WF_ESTORE storeWriteFailed (got %s: %s)",
+          wf_status_name(rc), wf_error_last()->message);
+    char *now = clock_now(engine);
+    CHECK(strcmp(now, "2026-01-01T00:01:30.000Z") == 0, "the engine's clock is as before the call (%s)", now);
+    free(now);
+    args = json_pack("{s:i}", "seconds", 5);
+    rc = wf_call(NULL, engine, "clock.advance", args);
+    json_decref(args);
+    CHECK(rc == WF_ESTORE && strstr(wf_error_last()->message, "could not be restored"),
+          "with the cut not synced the journal takes nothing more: WF_ESTORE (got %s: %s)", wf_status_name(rc),
+          wf_error_last()->message);
+    wf_engine *next = open_engine(store, "full"); /* the engine still open is as good as killed */
+    if (next) {
+        now = clock_now(next);
+        CHECK(strcmp(now, "2026-01-01T00:01:30.000Z") == 0,
+              "an engine opening the store finds the journal without the failed record (clock %s)", now);
+        free(now);
+        CHECK(wf_engine_close(next) == WF_OK, "which closes WF_OK");
+    }
+    CHECK(wf_engine_close(engine) == WF_OK, "the first engine, no longer the store's owner, closes with nothing to report");
+    remove_store(store);
+}
+
 /* On "normal", a commit the journal does not take (one inserting effects) is written straight to
  * the tables without a sync: the close's checkpoint puts it on disk, and reports when it cannot. */
 static void close_after_a_direct_commit(const char *store, void (*set_failing)(int)) {
@@ -188,6 +231,7 @@ int main(void) {
     close_on_a_failing_disk(store, "normal", set_failing);
     close_on_a_failing_disk(store, "full", set_failing);
     close_after_a_direct_commit(store, set_failing);
+    a_call_whose_sync_fails_leaves_no_record(store, set_failing);
 
     printf("-- without failures\n");
     CHECK(wf_engine_close(NULL) == WF_OK && wf_error_last()->status == WF_OK, "wf_engine_close(NULL) is WF_OK");

@@ -39,8 +39,9 @@
  * (writev, pwritev) likewise, a short one writing the first half of the vector's bytes. With
  * POWERCUT_FAULT_BURST=K the K operations after a fault fail too, as on a disk that stays full.
  * A program that preloads the library may also call powercut_set_failing(1) (found with
- * dlsym) to make every such operation fail from then on, and powercut_set_failing(0) to stop:
- * a disk that fails at a moment the test chooses (close_on_failing_disk.c).
+ * dlsym) to make every such operation fail from then on, powercut_set_failing(2) to make only
+ * the syncs fail, and powercut_set_failing(0) to stop: a disk that fails at a moment the test
+ * chooses (close_on_failing_disk.c).
  */
 #define _GNU_SOURCE
 
@@ -361,23 +362,24 @@ static unsigned long long random_word(void) {
     return z ^ (z >> 31);
 }
 
-/* Set by powercut_set_failing(): every operation on a followed file fails (read without the
- * lock first, hence atomic). */
+/* Set by powercut_set_failing(): 1, every operation on a followed file fails; 2, its syncs
+ * only (read without the lock first, hence atomic). */
 static int g_failing;
 
-void powercut_set_failing(int on);
-void powercut_set_failing(int on) {
+void powercut_set_failing(int mode);
+void powercut_set_failing(int mode) {
     pthread_once(&g_once, init);
-    __atomic_store_n(&g_failing, on, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&g_failing, mode, __ATOMIC_SEQ_CST);
 }
 
-/* Whether this operation on `fd` fails (a followed file, and the dice say so, or
- * powercut_set_failing). */
-static int fault(int fd) {
-    if (!g_fault_rate && !__atomic_load_n(&g_failing, __ATOMIC_SEQ_CST)) return 0;
+/* Whether this operation on `fd` (a sync when `is_sync`) fails: a followed file, and the dice
+ * say so, or powercut_set_failing. */
+static int fault(int fd, int is_sync) {
+    int mode = __atomic_load_n(&g_failing, __ATOMIC_SEQ_CST);
+    if (!g_fault_rate && !mode) return 0;
     pthread_mutex_lock(&g_lock);
     int failing = 0;
-    if (of(fd) && __atomic_load_n(&g_failing, __ATOMIC_SEQ_CST)) {
+    if (of(fd) && (mode == 1 || (mode == 2 && is_sync))) {
         failing = 1;
     } else if (of(fd) && g_fault_rate) {
         unsigned long long z = random_word();
@@ -409,7 +411,7 @@ static off_t position(int fd) {
 
 /* A write of `length` bytes that may fault: fails, or writes half of them (a short write). */
 static size_t faulted_length(int fd, size_t length, int *fail) {
-    int f = fault(fd);
+    int f = fault(fd, 0);
     *fail = f == 1 || (f == 2 && length < 2);
     return f == 2 ? length / 2 : length;
 }
@@ -448,7 +450,7 @@ ssize_t pwrite64(int fd, const void *data, size_t length, off_t offset) {
  * otherwise). `*count` becomes the returned vector's entries. */
 static const struct iovec *vector_to_write(int fd, const struct iovec *iov, int *count, struct iovec **part) {
     *part = NULL;
-    int f = fault(fd);
+    int f = fault(fd, 0);
     if (!f) return iov;
     size_t total = 0;
     for (int i = 0; i < *count; i++) total += iov[i].iov_len;
@@ -520,7 +522,7 @@ static int truncated(int fd, off_t length, int result) {
 
 /* ftruncate and ftruncate64 through `real`: faulted, then remembered. */
 static int truncating(int (*real)(int, off_t), int fd, off_t length) {
-    if (fault(fd)) return (int)failed(EIO);
+    if (fault(fd, 0)) return (int)failed(EIO);
     return truncated(fd, length, real(fd, length));
 }
 
@@ -553,7 +555,7 @@ static void synced(int fd) {
 
 /* fsync and fdatasync through `real`: faulted, then applied to the image. */
 static int syncing(int (*real)(int), int fd) {
-    if (fault(fd)) return (int)failed(EIO);
+    if (fault(fd, 1)) return (int)failed(EIO);
     int result = real(fd);
     if (result == 0) synced(fd);
     return result;
