@@ -30,19 +30,13 @@ final class JournalFileTests: XCTestCase {
         try journal.begin()
         try journal.append(seq: 1, body: Array(repeating: 1, count: 100), syncedThrough: 0)
         let before = try size()
-        var limit = rlimit()
-        getrlimit(Int32(RLIMIT_FSIZE.rawValue), &limit)
-        let saved = limit
-        signal(SIGXFSZ, SIG_IGN)  // a write past the limit fails with EFBIG instead of ending the process
-        limit.rlim_cur = rlim_t(before + 50)
-        setrlimit(Int32(RLIMIT_FSIZE.rawValue), &limit)
-        XCTAssertThrowsError(try journal.append(seq: 2, body: Array(repeating: 2, count: 1_000), syncedThrough: 0)) {
-            // A short write sets no errno: the message says what was written, not a stale error.
-            XCTAssertEqual(($0 as? StoreError)?.code, "storeWriteFailed")
-            XCTAssertTrue("\($0)".contains(": 50 of 1024 bytes written (is the disk full?)"), "\($0)")
+        try withFileSizeLimit(before + 50) {
+            XCTAssertThrowsError(try journal.append(seq: 2, body: Array(repeating: 2, count: 1_000), syncedThrough: 0)) {
+                // A short write sets no errno: the message says what was written, not a stale error.
+                XCTAssertEqual(($0 as? StoreError)?.code, "storeWriteFailed")
+                XCTAssertTrue("\($0)".contains(": 50 of 1024 bytes written (is the disk full?)"), "\($0)")
+            }
         }
-        var restore = saved
-        setrlimit(Int32(RLIMIT_FSIZE.rawValue), &restore)
         XCTAssertEqual(try size(), before, "what the failed append wrote is cut off")
         try journal.append(seq: 2, body: Array(repeating: 2, count: 1_000), syncedThrough: 0)
         journal.close()

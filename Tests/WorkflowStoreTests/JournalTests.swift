@@ -1185,20 +1185,10 @@ final class FolderRaceTests: XCTestCase {
     }
 }
 
-/// Runs `body` while this process may not make any file larger than it is (`RLIMIT_FSIZE` 0,
-/// `SIGXFSZ` ignored, so a write that would is refused with `EFBIG`): a disk that refuses every
-/// new byte, for the final writes of a close. Both are put back after.
-func withFilesGrowingRefused<T>(_ body: () throws -> T) rethrows -> T {
-    var saved = rlimit()
-    getrlimit(Int32(RLIMIT_FSIZE.rawValue), &saved)
-    let oldHandler = signal(SIGXFSZ, SIG_IGN)
-    var none = rlimit(rlim_cur: 0, rlim_max: saved.rlim_max)
-    setrlimit(Int32(RLIMIT_FSIZE.rawValue), &none)
-    defer {
-        setrlimit(Int32(RLIMIT_FSIZE.rawValue), &saved)
-        signal(SIGXFSZ, oldHandler)
-    }
-    return try body()
+/// Runs `body` on a disk that refuses every new byte (``withFileSizeLimit(_:_:)`` at 0): for the
+/// final writes of a close.
+private func withFilesGrowingRefused<T>(_ body: () throws -> T) rethrows -> T {
+    try withFileSizeLimit(0, body)
 }
 
 /// wf_engine_close: a close puts every commit on disk, and says so when the disk refuses.
