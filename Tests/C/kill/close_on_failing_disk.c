@@ -22,57 +22,12 @@
 #include <unistd.h>
 #include <workflow.h>
 
-static int g_failures;
-
-#define CHECK(cond, ...)                      \
-    do {                                      \
-        if (cond) {                           \
-            printf("ok: ");                   \
-        } else {                              \
-            printf("FAIL: ");                 \
-            g_failures++;                     \
-        }                                     \
-        printf(__VA_ARGS__);                  \
-        printf("\n");                         \
-    } while (0)
-
-static const char *or_null(const char *s) { return s ? s : "(null)"; }
-
-static void remove_store(const char *store) {
-    static const char *const suffixes[] = {"", "-wal", "-shm", "-journal", "-wfjournal"};
-    static const char *const kept[] = {"", ".durable", ".unsynced", ".newentry"};
-    char path[4300];
-    for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++) {
-        for (size_t k = 0; k < sizeof kept / sizeof kept[0]; k++) {
-            snprintf(path, sizeof path, "%s%s%s", store, suffixes[i], kept[k]);
-            unlink(path);
-        }
-    }
-}
-
-static wf_engine *open_engine(const char *store, const char *durability) {
-    json_t *config = json_pack("{s:s, s:{s:s, s:s}, s:s, s:s, s:b}", "store", store, "clock", "mode", "manual", "start",
-                               "2026-01-01T00:00:00.000Z", "durability", durability, "logLevel", "critical",
-                               "backgroundWrites", 0);
-    wf_engine *engine = NULL;
-    int rc = wf_engine_open(&engine, config);
-    json_decref(config);
-    CHECK(rc == WF_OK && engine, "the engine opens on %s (\"durability\": \"%s\"): %s", store, durability,
-          rc == WF_OK ? "ok" : wf_error_last()->message);
-    return rc == WF_OK ? engine : NULL;
-}
-
-static char *clock_now(wf_engine *engine) {
-    json_t *result = NULL;
-    int rc = wf_call(&result, engine, "clock.now", NULL);
-    char *now = strdup(rc == WF_OK ? or_null(json_string_value(json_object_get(result, "now"))) : "(failed)");
-    json_decref(result);
-    return now;
-}
+#include "engine_checks.h"
+#include "power_loss.h"
 
 static void close_on_a_failing_disk(const char *store, const char *durability, void (*set_failing)(int)) {
     printf("-- durability %s\n", durability);
-    remove_store(store);
+    power_loss_remove_store(store);
     wf_engine *engine = open_engine(store, durability);
     if (!engine) return;
     json_t *args = json_pack("{s:i}", "seconds", 90);
@@ -107,7 +62,7 @@ static void close_on_a_failing_disk(const char *store, const char *durability, v
     CHECK(strcmp(now, "2026-01-01T00:01:30.000Z") == 0, "and it is there after that close too (clock %s)", now);
     free(now);
     CHECK(wf_engine_close(engine) == WF_OK, "closed again");
-    remove_store(store);
+    power_loss_remove_store(store);
 }
 
 /* A remote tool: starting it inserts a remote.submit effect, a row the journal does not take. */
@@ -116,16 +71,6 @@ static const char *const generate_tool =
 static const char *const one_node_template =
     "{\"template\": {\"schema\": \"app.workflow/v2\", \"name\": \"One\", \"nodes\": ["
     "{\"id\": \"load1\", \"kind\": \"GenerateRemote\", \"outputs\": {\"image\": \"ImageRef\"}}], \"edges\": []}}";
-
-static json_t *call_text(wf_engine *engine, const char *op, const char *args) {
-    json_t *result = NULL;
-    char *text = NULL;
-    int rc = wf_call_text(&text, engine, op, args);
-    if (rc == WF_OK) result = json_loads(text, 0, NULL);
-    wf_free(text);
-    CHECK(rc == WF_OK && result, "%s: %s", op, rc == WF_OK ? "ok" : wf_error_last()->message);
-    return result;
-}
 
 /* The run of node load1 (workflow.get), or "(none)". */
 static const char *node_run(json_t *workflow) {
@@ -145,7 +90,7 @@ static const char *node_run(json_t *workflow) {
  * opened again: a later call on the first engine is refused, the disk working or not. */
 static void a_call_whose_sync_fails_leaves_no_record(const char *store, void (*set_failing)(int)) {
     printf("-- durability full, a journal record whose sync fails\n");
-    remove_store(store);
+    power_loss_remove_store(store);
     wf_engine *engine = open_engine(store, "full");
     if (!engine) return;
     json_t *args = json_pack("{s:i}", "seconds", 90);
@@ -177,14 +122,14 @@ static void a_call_whose_sync_fails_leaves_no_record(const char *store, void (*s
         CHECK(wf_engine_close(next) == WF_OK, "which closes WF_OK");
     }
     CHECK(wf_engine_close(engine) == WF_OK, "the first engine, no longer the store's owner, closes with nothing to report");
-    remove_store(store);
+    power_loss_remove_store(store);
 }
 
 /* On "normal", a commit the journal does not take (one inserting effects) is written straight to
  * the tables without a sync: the close's checkpoint puts it on disk, and reports when it cannot. */
 static void close_after_a_direct_commit(const char *store, void (*set_failing)(int)) {
     printf("-- durability normal, the last commit written straight to the tables\n");
-    remove_store(store);
+    power_loss_remove_store(store);
     wf_engine *engine = open_engine(store, "normal");
     if (!engine) return;
     json_decref(call_text(engine, "tool.register", generate_tool));
@@ -218,7 +163,7 @@ static void close_after_a_direct_commit(const char *store, void (*set_failing)(i
     json_decref(workflow);
     free(run);
     CHECK(wf_engine_close(engine) == WF_OK, "closed again");
-    remove_store(store);
+    power_loss_remove_store(store);
 }
 
 int main(void) {
@@ -250,6 +195,5 @@ int main(void) {
         CHECK(rc == WF_OK, "an in-memory engine closes WF_OK while the disk fails (got %s)", wf_status_name(rc));
     }
 
-    printf("%s: %d failure%s\n", g_failures ? "FAILED" : "PASSED", g_failures, g_failures == 1 ? "" : "s");
-    return g_failures ? 1 : 0;
+    return checks_report();
 }

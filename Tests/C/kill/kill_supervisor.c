@@ -57,6 +57,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "power_loss.h"
+
 static const char *g_driver;
 static const char *g_dir;
 /* --power-cut or --shim: the shim to preload, or NULL. */
@@ -73,10 +75,6 @@ static const char *g_durability = "full";
 static int g_foreground_writes;
 /* --pauses, for the driver. */
 static int g_pauses;
-
-/* The store's files a power cut concerns, and what each keeps as its image. */
-static const char *const g_store_files[] = {"", "-wal", "-journal", "-wfjournal"};
-#define STORE_FILE_COUNT (sizeof g_store_files / sizeof g_store_files[0])
 
 static uint64_t next_random(uint64_t *state) {
     uint64_t z = (*state += 0x9E3779B97F4A7C15ULL);
@@ -194,20 +192,11 @@ static void describe(int status, char *out, size_t size) {
 }
 
 static void remove_round_files(const char *store) {
-    static const char *const suffixes[] = {
-        "", "-wal", "-shm", "-journal", "-wfjournal",
-        ".jobs", ".jobs.tmp", ".log", ".out"};
+    static const char *const suffixes[] = {".jobs", ".jobs.tmp", ".log", ".out"};
     char path[4200];
+    power_loss_remove_store(store);
     for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++) {
         snprintf(path, sizeof path, "%s%s", store, suffixes[i]);
-        unlink(path);
-    }
-    for (size_t i = 0; i < STORE_FILE_COUNT; i++) {
-        snprintf(path, sizeof path, "%s%s.durable", store, g_store_files[i]);
-        unlink(path);
-        snprintf(path, sizeof path, "%s%s.unsynced", store, g_store_files[i]);
-        unlink(path);
-        snprintf(path, sizeof path, "%s%s.newentry", store, g_store_files[i]);
         unlink(path);
     }
 }
@@ -217,136 +206,14 @@ static void fail_io(const char *what, const char *path) {
     exit(1);
 }
 
-/* Copies `from` over `to` (an image: written whole, then renamed into place). */
-static void copy_file(const char *from, const char *to) {
-    char tmp[4400];
-    snprintf(tmp, sizeof tmp, "%s.tmp", to);
-    int in = open(from, O_RDONLY);
-    if (in < 0) fail_io("cannot read", from);
-    int out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (out < 0) fail_io("cannot write", tmp);
-    char buffer[65536];
-    ssize_t n;
-    while ((n = read(in, buffer, sizeof buffer)) > 0) {
-        if (write(out, buffer, (size_t)n) != n) fail_io("cannot write", tmp);
-    }
-    if (n < 0) fail_io("cannot read", from);
-    close(in);
-    close(out);
-    if (rename(tmp, to) != 0) fail_io("cannot rename", tmp);
+/* After a kill under the shim: the power cut, each file keeping a random prefix of the writes it
+ * had not synced (`context`, the PRNG's state). */
+static size_t keep_at_random(size_t index, size_t unsynced, void *context) {
+    (void)index;
+    return (size_t)(next_random(context) % (unsynced + 1));
 }
 
-/* Before a launch under the shim: what the store's files hold now is durable. */
-static void make_images(const char *store) {
-    char path[4200], image[4300], log[4300];
-    for (size_t i = 0; i < STORE_FILE_COUNT; i++) {
-        snprintf(path, sizeof path, "%s%s", store, g_store_files[i]);
-        snprintf(image, sizeof image, "%s.durable", path);
-        snprintf(log, sizeof log, "%s.unsynced", path);
-        if (unlink(log) != 0 && errno != ENOENT) fail_io("cannot remove", log);
-        snprintf(log, sizeof log, "%s.newentry", path);
-        if (unlink(log) != 0 && errno != ENOENT) fail_io("cannot remove", log);
-        if (access(path, F_OK) == 0) {
-            copy_file(path, image);
-        } else if (unlink(image) != 0 && errno != ENOENT) {
-            fail_io("cannot remove", image);
-        }
-    }
-}
-
-/* A store file the driver made whose folder was never synced since (the shim's marker), or NULL. */
-static const char *new_entry(const char *store) {
-    static char path[4300];
-    for (size_t i = 0; i < STORE_FILE_COUNT; i++) {
-        snprintf(path, sizeof path, "%s%s.newentry", store, g_store_files[i]);
-        if (access(path, F_OK) == 0) {
-            path[strlen(path) - strlen(".newentry")] = '\0';
-            return path;
-        }
-    }
-    return NULL;
-}
-
-/* Reads the whole file at `path` (NULL and 0 when it is missing); the caller frees it. */
-static unsigned char *read_all(const char *path, size_t *length) {
-    *length = 0;
-    int fd = open(path, O_RDONLY);
-    if (fd < 0) {
-        if (errno == ENOENT) return NULL;
-        fail_io("cannot read", path);
-    }
-    size_t capacity = 1 << 16;
-    unsigned char *data = malloc(capacity);
-    ssize_t n;
-    while (data && (n = read(fd, data + *length, capacity - *length)) > 0) {
-        *length += (size_t)n;
-        if (*length == capacity) data = realloc(data, capacity *= 2);
-    }
-    if (!data) fail_io("out of memory reading", path);
-    close(fd);
-    return data;
-}
-
-static uint64_t le64(const unsigned char *p) {
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--) v = (v << 8) | p[i];
-    return v;
-}
-
-/* After a kill under the shim: the power cut. Each file becomes its image plus a random prefix
- * of the writes it had not synced (the shim's log, whole records only); a file with neither
- * is gone. */
-static void cut_power(const char *store, uint64_t *rng) {
-    char path[4200], image[4300], log[4300];
-    for (size_t i = 0; i < STORE_FILE_COUNT; i++) {
-        snprintf(path, sizeof path, "%s%s", store, g_store_files[i]);
-        snprintf(image, sizeof image, "%s.durable", path);
-        snprintf(log, sizeof log, "%s.unsynced", path);
-        size_t length;
-        unsigned char *ops = read_all(log, &length);
-        size_t records = 0;
-        for (size_t at = 0; at + 17 <= length;) {
-            size_t size = 17 + (ops[at + 16] ? 0 : (size_t)le64(ops + at + 8));
-            if (at + size > length) break;
-            records++;
-            at += size;
-        }
-        size_t keep = (size_t)(next_random(rng) % (records + 1));
-        int has_image = access(image, F_OK) == 0;
-        if (has_image) {
-            if (rename(image, path) != 0) fail_io("cannot rename", image);
-        } else if (unlink(path) != 0 && errno != ENOENT) {
-            fail_io("cannot remove", path);
-        }
-        if (keep > 0) {
-            int fd = open(path, O_WRONLY | O_CREAT, 0644);
-            if (fd < 0) fail_io("cannot write", path);
-            size_t at = 0;
-            for (size_t r = 0; r < keep; r++) {
-                off_t offset = (off_t)le64(ops + at);
-                size_t size = (size_t)le64(ops + at + 8);
-                if (ops[at + 16]) {
-                    if (ftruncate(fd, offset) != 0) fail_io("cannot truncate", path);
-                    at += 17;
-                } else {
-                    if (pwrite(fd, ops + at + 17, size, offset) != (ssize_t)size) fail_io("cannot write", path);
-                    at += 17 + size;
-                }
-            }
-            close(fd);
-        }
-        free(ops);
-        if (unlink(log) != 0 && errno != ENOENT) fail_io("cannot remove", log);
-        /* Created and never in a synced directory: the file is not there after the cut. */
-        snprintf(log, sizeof log, "%s.newentry", path);
-        if (access(log, F_OK) == 0) {
-            if (unlink(path) != 0 && errno != ENOENT) fail_io("cannot remove", path);
-            if (unlink(log) != 0) fail_io("cannot remove", log);
-        }
-    }
-    snprintf(path, sizeof path, "%s-shm", store);
-    if (unlink(path) != 0 && errno != ENOENT) fail_io("cannot remove", path);
-}
+static void cut_power(const char *store, uint64_t *rng) { power_loss_cut(store, keep_at_random, rng, 0); }
 
 static void usage(void) {
     fprintf(stderr, "usage: kill-supervisor --driver PATH --dir DIR [--kills N] [--seed S] [--min-ms A] [--max-ms B]"
@@ -435,7 +302,7 @@ int main(int argc, char **argv) {
         for (;;) {
             /* Under the shim: the files as they are now are durable (and its logs of unsynced
              * writes start empty, so that they do not grow launch after launch). */
-            if (g_shim) make_images(store);
+            if (g_shim) power_loss_make_images(store);
             pid_t pid = launch("run", store, round_seed, out);
             launches++;
             int status;
@@ -468,7 +335,7 @@ int main(int argc, char **argv) {
                 /* On "full" every file the engine made must be in a synced folder by the time its
                  * calls returned; at the latest when the driver is done. */
                 const char *unsynced_entry =
-                    g_cut_power && strcmp(g_durability, "full") == 0 ? new_entry(store) : NULL;
+                    g_cut_power && strcmp(g_durability, "full") == 0 ? power_loss_new_entry(store) : NULL;
                 if (unsynced_entry) {
                     fprintf(stderr, "kill-supervisor: FAILED: round %d (seed %llu): %s was made and its folder never "
                                     "synced: a power cut would take it, and the calls it holds\n",

@@ -40,8 +40,9 @@
  * POWERCUT_FAULT_BURST=K the K operations after a fault fail too, as on a disk that stays full.
  * A program that preloads the library may also call powercut_set_failing(1) (found with
  * dlsym) to make every such operation fail from then on, powercut_set_failing(2) to make only
- * the syncs fail, and powercut_set_failing(0) to stop: a disk that fails at a moment the test
- * chooses (close_on_failing_disk.c).
+ * the syncs fail, powercut_set_failing(3) to make the next sync fail and no other operation
+ * (the mode then goes back to 0), and powercut_set_failing(0) to stop: a disk that fails at a
+ * moment the test chooses (close_on_failing_disk.c, chosen_power_cuts.c).
  */
 #define _GNU_SOURCE
 
@@ -363,7 +364,7 @@ static unsigned long long random_word(void) {
 }
 
 /* Set by powercut_set_failing(): 1, every operation on a followed file fails; 2, its syncs
- * only (read without the lock first, hence atomic). */
+ * only; 3, its next sync only, then 0 (read without the lock first, hence atomic). */
 static int g_failing;
 
 void powercut_set_failing(int mode);
@@ -381,6 +382,8 @@ static int fault(int fd, int is_sync) {
     int failing = 0;
     if (of(fd) && (mode == 1 || (mode == 2 && is_sync))) {
         failing = 1;
+    } else if (of(fd) && mode == 3 && is_sync) {
+        failing = __atomic_compare_exchange_n(&g_failing, &mode, 0, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
     } else if (of(fd) && g_fault_rate) {
         unsigned long long z = random_word();
         failing = z % g_fault_rate == 0 ? (z >> 32) % 2 + 1 : 0; /* 1: fail, 2: a short write */

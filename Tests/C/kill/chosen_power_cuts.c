@@ -1,0 +1,242 @@
+/*
+ * chosen-power-cuts -- power cuts at moments the kill test's random ones almost never hit.
+ *
+ *   chosen-power-cuts SHIM DIR
+ *
+ * SHIM is powercut_shim.so, DIR an existing folder (absolute path) for the stores. The program
+ * itself runs without the shim: it launches itself (`--child SCENARIO STORE [ARG]`) for the
+ * part that must run under it, then cuts the power as kill-supervisor does (power_loss.h), but
+ * with every choice a cut may make of the journal's unsynced writes, one after the other, and
+ * opens the store after each. Exit status 0 when every check holds.
+ *
+ * 1. "full": a call whose journal record cannot be synced fails, and the record is cut off
+ *    again. The cut must itself be synced before the call returns: left unsynced, a power cut
+ *    may keep the record and drop the cut, and the next open would replay a call that was
+ *    reported failed. The shim fails the record's sync and nothing else (powercut_set_failing
+ *    mode 3); the process then ends without closing, and every power cut at that moment must
+ *    leave the store without the failed call.
+ *
+ * 2. "normal": entries an open drops must never come back. A power cut takes a commit written
+ *    straight to the tables but keeps the three journal entries after it; the next open drops
+ *    those entries (they follow a commit the tables lost) and must make their removal durable
+ *    at once. That engine then makes a direct commit and one journal entry of its own, and
+ *    closes. Had the removal not been synced, a second power cut would put the old entries back;
+ *    the last two of them are numbered after what the tables now hold, and follow as many direct
+ *    commits, so the next open would replay them over the newer state.
+ */
+#define _GNU_SOURCE
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <workflow.h>
+
+#include "engine_checks.h"
+#include "power_loss.h"
+
+/* Runs this program as `--child SCENARIO STORE [ARG]`, under the shim when `shim` is not NULL,
+ * and waits for it: its exit status, or -1 when it did not exit. */
+static int run_child(const char *shim, const char *scenario, const char *store, const char *arg) {
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid < 0) return -1;
+    if (pid == 0) {
+        if (shim) {
+            setenv("LD_PRELOAD", shim, 1);
+            setenv("POWERCUT_STORE", store, 1);
+        }
+        const char *args[] = {"/proc/self/exe", "--child", scenario, store, arg, NULL};
+        execv(args[0], (char *const *)args);
+        perror("chosen-power-cuts: execv");
+        _exit(127);
+    }
+    int status;
+    while (waitpid(pid, &status, 0) < 0) {
+        if (errno != EINTR) return -1;
+    }
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static int advance(wf_engine *engine, int seconds) {
+    json_t *args = json_pack("{s:i}", "seconds", seconds);
+    int rc = wf_call(NULL, engine, "clock.advance", args);
+    json_decref(args);
+    return rc;
+}
+
+/* Keeps the first `*context` unsynced writes of the journal and none of the other files'. */
+static size_t keep_journal_prefix(size_t index, size_t unsynced, void *context) {
+    (void)unsynced;
+    return index == POWER_LOSS_JOURNAL ? *(size_t *)context : 0;
+}
+
+/* Cuts the power with every prefix of the journal's unsynced writes kept (the other files at
+ * their images: every commit there was synced), and checks that the store then opens on
+ * `durability` with its clock at `expected`. */
+static void cut_every_way(const char *store, const char *durability, const char *expected, const char *what) {
+    size_t unsynced = power_loss_unsynced(store, POWER_LOSS_JOURNAL);
+    printf("   (the journal has %zu unsynced write%s)\n", unsynced, unsynced == 1 ? "" : "s");
+    for (size_t kept = 0; kept <= unsynced; kept++) {
+        power_loss_cut(store, keep_journal_prefix, &kept, 1);
+        wf_engine *engine = open_engine(store, durability);
+        if (!engine) continue;
+        char *now = clock_now(engine);
+        CHECK(strcmp(now, expected) == 0, "power cut keeping %zu of them: %s (clock %s, expected %s)", kept, what, now,
+              expected);
+        free(now);
+        CHECK(wf_engine_close(engine) == WF_OK, "closed");
+    }
+}
+
+/* --- 1. "full": a failed record's cut is synced ---------------------------------------- */
+
+static int child_failed_record(const char *store) {
+    void (*set_failing)(int) = (void (*)(int))dlsym(RTLD_DEFAULT, "powercut_set_failing");
+    wf_engine *engine = open_engine(store, "full");
+    if (!engine || !set_failing) return 1;
+    CHECK(advance(engine, 90) == WF_OK, "clock.advance 90 s is committed");
+    set_failing(3); /* the next sync of a store file fails: the record's */
+    int rc = advance(engine, 30);
+    set_failing(0);
+    CHECK(rc == WF_ESTORE && strcmp(wf_error_last()->code, "storeWriteFailed") == 0,
+          "clock.advance 30 s whose record's sync fails: WF_ESTORE storeWriteFailed (got %s: %s)", wf_status_name(rc),
+          wf_error_last()->message);
+    char *now = clock_now(engine);
+    CHECK(strcmp(now, "2026-01-01T00:01:30.000Z") == 0, "the engine's clock is as before the call (%s)", now);
+    free(now);
+    fflush(stdout);
+    _exit(checks_failed ? 1 : 0); /* no close: the power goes now */
+}
+
+static void a_failed_record_stays_failed_after_a_power_cut(const char *shim, const char *dir) {
+    printf("-- durability full: a call whose journal record cannot be synced, then a power cut\n");
+    char store[4200];
+    snprintf(store, sizeof store, "%s/failed-record.sqlite", dir);
+    power_loss_remove_store(store);
+    CHECK(run_child(shim, "failed-record", store, NULL) == 0, "the process under the shim made the call and ended");
+    cut_every_way(store, "full", "2026-01-01T00:01:30.000Z", "the call reported failed is not there");
+    power_loss_remove_store(store);
+}
+
+/* --- 2. "normal": entries dropped at open stay dropped --------------------------------- */
+
+static const char *const remote_tool =
+    "{\"kind\": \"GenerateRemote\", \"resourceClass\": \"remote\", \"inputs\": {}, \"outputs\": {\"image\": \"ImageRef\"}}";
+static const char *const one_node_template =
+    "{\"template\": {\"schema\": \"app.workflow/v2\", \"name\": \"One\", \"nodes\": ["
+    "{\"id\": \"load1\", \"kind\": \"GenerateRemote\", \"outputs\": {\"image\": \"ImageRef\"}}], \"edges\": []}}";
+
+/* Starts the workflow's remote node (a commit written straight to the tables: it inserts a
+ * remote.submit effect) and advances the clock three times 10 s (three journal entries after
+ * it), then ends without closing. */
+static int child_entries_after_a_direct_commit(const char *store, const char *workflow_args) {
+    wf_engine *engine = open_engine(store, "normal");
+    if (!engine) return 1;
+    json_decref(call_text(engine, "workflow.runAllReady", workflow_args));
+    for (int i = 0; i < 3; i++) CHECK(advance(engine, 10) == WF_OK, "clock.advance 10 s");
+    fflush(stdout);
+    _exit(checks_failed ? 1 : 0);
+}
+
+/* Opens the store the first power cut left (the entries must be dropped), starts the node again
+ * (a commit written straight to the tables: now as many as the dropped entries counted), advances
+ * the clock 1 s (one journal entry, numbered as the first dropped one) and closes: every commit
+ * folded into the tables and synced. */
+static int child_reopen_after_the_cut(const char *store, const char *workflow_args) {
+    wf_engine *engine = open_engine(store, "normal");
+    if (!engine) return 1;
+    char *now = clock_now(engine);
+    CHECK(strcmp(now, "2026-01-01T00:00:00.000Z") == 0,
+          "the open dropped the journal's entries after the lost commit (clock %s)", now);
+    free(now);
+    json_decref(call_text(engine, "workflow.runAllReady", workflow_args));
+    CHECK(advance(engine, 1) == WF_OK, "clock.advance 1 s");
+    CHECK(wf_engine_close(engine) == WF_OK, "closed: every commit on disk");
+    fflush(stdout);
+    _exit(checks_failed ? 1 : 0);
+}
+
+/* Copies `from` to `to`, or removes `to` when `from` is missing. */
+static void copy_or_remove(const char *from, const char *to) {
+    FILE *in = fopen(from, "rb");
+    if (!in) {
+        unlink(to);
+        return;
+    }
+    FILE *out = fopen(to, "wb");
+    char buffer[65536];
+    size_t n;
+    while (out && (n = fread(buffer, 1, sizeof buffer, in)) > 0) fwrite(buffer, 1, n, out);
+    fclose(in);
+    if (!out || fclose(out) != 0) {
+        perror(to);
+        exit(1);
+    }
+}
+
+static void dropped_entries_stay_dropped_after_a_second_power_cut(const char *shim, const char *dir) {
+    printf("-- durability normal: journal entries an open dropped, then a second power cut\n");
+    char store[4200], wal[4300], saved[4300], saved_wal[4300];
+    snprintf(store, sizeof store, "%s/dropped-entries.sqlite", dir);
+    snprintf(wal, sizeof wal, "%s-wal", store);
+    snprintf(saved, sizeof saved, "%s.saved", store);
+    snprintf(saved_wal, sizeof saved_wal, "%s.saved-wal", store);
+    power_loss_remove_store(store);
+
+    wf_engine *engine = open_engine(store, "normal");
+    if (!engine) return;
+    json_decref(call_text(engine, "tool.register", remote_tool));
+    json_t *registered = call_text(engine, "template.register", one_node_template);
+    char args[256];
+    snprintf(args, sizeof args, "{\"templateId\": \"%s\"}",
+             or_null(json_string_value(json_object_get(registered, "templateId"))));
+    json_decref(registered);
+    json_t *created = call_text(engine, "workflow.create", args);
+    char workflow_args[256];
+    snprintf(workflow_args, sizeof workflow_args, "{\"workflowId\": \"%s\"}",
+             or_null(json_string_value(json_object_get(created, "workflowId"))));
+    json_decref(created);
+    CHECK(wf_engine_close(engine) == WF_OK, "closed with the workflow created");
+    copy_or_remove(store, saved);
+    copy_or_remove(wal, saved_wal);
+
+    CHECK(run_child(NULL, "entries-after-a-direct-commit", store, workflow_args) == 0,
+          "a process started the node and advanced the clock three times, then was killed");
+    /* The first cut: the tables lose the direct commit (SQLite's log not synced on "normal"),
+     * the journal keeps the entries after it. */
+    copy_or_remove(saved, store);
+    copy_or_remove(saved_wal, wal);
+    char shm[4300];
+    snprintf(shm, sizeof shm, "%s-shm", store);
+    unlink(shm);
+    unlink(saved);
+    unlink(saved_wal);
+
+    power_loss_make_images(store);
+    CHECK(run_child(shim, "reopen-after-the-cut", store, workflow_args) == 0,
+          "a process under the shim opened the store, started the node, advanced the clock 1 s and closed");
+    cut_every_way(store, "normal", "2026-01-01T00:00:01.000Z",
+                  "the dropped entries did not come back over the newer commits");
+    power_loss_remove_store(store);
+}
+
+int main(int argc, char **argv) {
+    if (argc >= 4 && strcmp(argv[1], "--child") == 0) {
+        if (strcmp(argv[2], "failed-record") == 0) return child_failed_record(argv[3]);
+        if (strcmp(argv[2], "entries-after-a-direct-commit") == 0 && argc >= 5)
+            return child_entries_after_a_direct_commit(argv[3], argv[4]);
+        if (strcmp(argv[2], "reopen-after-the-cut") == 0 && argc >= 5) return child_reopen_after_the_cut(argv[3], argv[4]);
+        return 2;
+    }
+    if (argc != 3) {
+        fprintf(stderr, "usage: chosen-power-cuts SHIM DIR (both absolute paths)\n");
+        return 2;
+    }
+    a_failed_record_stays_failed_after_a_power_cut(argv[1], argv[2]);
+    dropped_entries_stay_dropped_after_a_second_power_cut(argv[1], argv[2]);
+    return checks_report();
+}

@@ -1,0 +1,46 @@
+/* engine_checks -- checks and calls shared by the chosen-moment programs (engine_checks.h). */
+#define _POSIX_C_SOURCE 200809L
+
+#include "engine_checks.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int checks_failed;
+
+const char *or_null(const char *s) { return s ? s : "(null)"; }
+
+wf_engine *open_engine(const char *store, const char *durability) {
+    json_t *config = json_pack("{s:s, s:{s:s, s:s}, s:s, s:s, s:b}", "store", store, "clock", "mode", "manual", "start",
+                               "2026-01-01T00:00:00.000Z", "durability", durability, "logLevel", "critical",
+                               "backgroundWrites", 0);
+    wf_engine *engine = NULL;
+    int rc = wf_engine_open(&engine, config);
+    json_decref(config);
+    CHECK(rc == WF_OK && engine, "the engine opens on %s (\"durability\": \"%s\"): %s", store, durability,
+          rc == WF_OK ? "ok" : wf_error_last()->message);
+    return rc == WF_OK ? engine : NULL;
+}
+
+char *clock_now(wf_engine *engine) {
+    json_t *result = NULL;
+    int rc = wf_call(&result, engine, "clock.now", NULL);
+    char *now = strdup(rc == WF_OK ? or_null(json_string_value(json_object_get(result, "now"))) : "(failed)");
+    json_decref(result);
+    return now;
+}
+
+json_t *call_text(wf_engine *engine, const char *op, const char *args) {
+    json_t *result = NULL;
+    char *text = NULL;
+    int rc = wf_call_text(&text, engine, op, args);
+    if (rc == WF_OK) result = json_loads(text, 0, NULL);
+    wf_free(text);
+    CHECK(rc == WF_OK && result, "%s: %s", op, rc == WF_OK ? "ok" : wf_error_last()->message);
+    return result;
+}
+
+int checks_report(void) {
+    printf("%s: %d failure%s\n", checks_failed ? "FAILED" : "PASSED", checks_failed, checks_failed == 1 ? "" : "s");
+    return checks_failed ? 1 : 0;
+}
