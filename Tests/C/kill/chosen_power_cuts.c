@@ -124,12 +124,6 @@ static void a_failed_record_stays_failed_after_a_power_cut(const char *shim, con
 
 /* --- 2. "normal": entries dropped at open stay dropped --------------------------------- */
 
-static const char *const remote_tool =
-    "{\"kind\": \"GenerateRemote\", \"resourceClass\": \"remote\", \"inputs\": {}, \"outputs\": {\"image\": \"ImageRef\"}}";
-static const char *const one_node_template =
-    "{\"template\": {\"schema\": \"app.workflow/v2\", \"name\": \"One\", \"nodes\": ["
-    "{\"id\": \"load1\", \"kind\": \"GenerateRemote\", \"outputs\": {\"image\": \"ImageRef\"}}], \"edges\": []}}";
-
 /* Starts the workflow's remote node (a commit written straight to the tables: it inserts a
  * remote.submit effect) and advances the clock three times 10 s (three journal entries after
  * it), then ends without closing. */
@@ -189,17 +183,8 @@ static void dropped_entries_stay_dropped_after_a_second_power_cut(const char *sh
 
     wf_engine *engine = open_engine(store, "normal");
     if (!engine) return;
-    json_decref(call_text(engine, "tool.register", remote_tool));
-    json_t *registered = call_text(engine, "template.register", one_node_template);
-    char args[256];
-    snprintf(args, sizeof args, "{\"templateId\": \"%s\"}",
-             or_null(json_string_value(json_object_get(registered, "templateId"))));
-    json_decref(registered);
-    json_t *created = call_text(engine, "workflow.create", args);
     char workflow_args[256];
-    snprintf(workflow_args, sizeof workflow_args, "{\"workflowId\": \"%s\"}",
-             or_null(json_string_value(json_object_get(created, "workflowId"))));
-    json_decref(created);
+    create_one_remote_node_workflow(engine, workflow_args, sizeof workflow_args);
     CHECK(wf_engine_close(engine) == WF_OK, "closed with the workflow created");
     copy_or_remove(store, saved);
     copy_or_remove(wal, saved_wal);

@@ -65,13 +65,6 @@ static void close_on_a_failing_disk(const char *store, const char *durability, v
     power_loss_remove_store(store);
 }
 
-/* A remote tool: starting it inserts a remote.submit effect, a row the journal does not take. */
-static const char *const generate_tool =
-    "{\"kind\": \"GenerateRemote\", \"resourceClass\": \"remote\", \"inputs\": {}, \"outputs\": {\"image\": \"ImageRef\"}}";
-static const char *const one_node_template =
-    "{\"template\": {\"schema\": \"app.workflow/v2\", \"name\": \"One\", \"nodes\": ["
-    "{\"id\": \"load1\", \"kind\": \"GenerateRemote\", \"outputs\": {\"image\": \"ImageRef\"}}], \"edges\": []}}";
-
 /* The run of node load1 (workflow.get), or "(none)". */
 static const char *node_run(json_t *workflow) {
     json_t *node;
@@ -132,17 +125,8 @@ static void close_after_a_direct_commit(const char *store, void (*set_failing)(i
     power_loss_remove_store(store);
     wf_engine *engine = open_engine(store, "normal");
     if (!engine) return;
-    json_decref(call_text(engine, "tool.register", generate_tool));
-    json_t *registered = call_text(engine, "template.register", one_node_template);
-    char args[256];
-    snprintf(args, sizeof args, "{\"templateId\": \"%s\"}",
-             or_null(json_string_value(json_object_get(registered, "templateId"))));
-    json_decref(registered);
-    json_t *created = call_text(engine, "workflow.create", args);
     char workflow_args[256];
-    snprintf(workflow_args, sizeof workflow_args, "{\"workflowId\": \"%s\"}",
-             or_null(json_string_value(json_object_get(created, "workflowId"))));
-    json_decref(created);
+    create_one_remote_node_workflow(engine, workflow_args, sizeof workflow_args);
     CHECK(wf_engine_close(engine) == WF_OK, "closed with the workflow created");
     engine = open_engine(store, "normal");
     if (!engine) return;

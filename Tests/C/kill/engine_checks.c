@@ -40,6 +40,24 @@ json_t *call_text(wf_engine *engine, const char *op, const char *args) {
     return result;
 }
 
+void create_one_remote_node_workflow(wf_engine *engine, char *workflow_args, size_t size) {
+    static const char *const tool = "{\"kind\": \"GenerateRemote\", \"resourceClass\": \"remote\", \"inputs\": {}, "
+                                    "\"outputs\": {\"image\": \"ImageRef\"}}";
+    static const char *const template = "{\"template\": {\"schema\": \"app.workflow/v2\", \"name\": \"One\", \"nodes\": ["
+                                        "{\"id\": \"load1\", \"kind\": \"GenerateRemote\", "
+                                        "\"outputs\": {\"image\": \"ImageRef\"}}], \"edges\": []}}";
+    json_decref(call_text(engine, "tool.register", tool));
+    json_t *registered = call_text(engine, "template.register", template);
+    char args[256];
+    snprintf(args, sizeof args, "{\"templateId\": \"%s\"}",
+             or_null(json_string_value(json_object_get(registered, "templateId"))));
+    json_decref(registered);
+    json_t *created = call_text(engine, "workflow.create", args);
+    snprintf(workflow_args, size, "{\"workflowId\": \"%s\"}",
+             or_null(json_string_value(json_object_get(created, "workflowId"))));
+    json_decref(created);
+}
+
 int checks_report(void) {
     printf("%s: %d failure%s\n", checks_failed ? "FAILED" : "PASSED", checks_failed, checks_failed == 1 ? "" : "s");
     return checks_failed ? 1 : 0;

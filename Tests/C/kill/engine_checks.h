@@ -39,6 +39,12 @@ char *clock_now(wf_engine *engine);
 /* `op` with JSON text `args`: its result (new reference), or NULL after a failed check. */
 json_t *call_text(wf_engine *engine, const char *op, const char *args);
 
+/* Registers a remote tool (GenerateRemote) and a template of one node of it (load1), and creates
+ * a workflow of it: `{"workflowId": "…"}` goes to `workflow_args` (the args of the workflow's ops).
+ * Starting that node inserts a remote.submit effect: a commit written straight to the store's
+ * tables, not through its journal. */
+void create_one_remote_node_workflow(wf_engine *engine, char *workflow_args, size_t size);
+
 /* Prints "PASSED"/"FAILED" with the count; the exit status (0 when no check failed). */
 int checks_report(void);
 
