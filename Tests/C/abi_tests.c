@@ -1575,6 +1575,7 @@ static void test_json_references_deep(void) {
     CHECK(rc == WF_OK, "template.register succeeds");
     CHECK(refcount_mismatches(args, 1) == 0, "every value inside the borrowed args still has refcount 1 (%zu differ)",
           refcount_mismatches(args, 1));
+    json_decref(args);
     json_t *get = json_pack("{s:O}", "templateId", json_object_get(result, "templateId"));
     json_decref(result);
     result = NULL;

@@ -295,7 +295,7 @@ static void apply_tool(kind k, const char *param, const char *a, const char *b, 
     default: buf[0] = 0;
     }
     clamp(buf);
-    snprintf(out, MAX_TEXT + 1, "%s", buf);
+    snprintf(out, MAX_TEXT + 1, "%.*s", MAX_TEXT, buf);
 }
 
 static int pick_producer(const graph *g, int i, uint64_t *rng, int avoid) {
@@ -493,7 +493,7 @@ typedef struct driver {
     int answered;
     /* Local runs whose local.run was taken already, by this launch or an
      * earlier one (journal "local" lines). */
-    char (*taken_local)[32];
+    char taken_local[MAX_LOCAL_RUNS][32];
     int taken_local_count;
     long long most_steps_done; /* the most stepsDone an earlier launch saw at opening */
 } driver;
@@ -501,8 +501,6 @@ typedef struct driver {
 /* Reads the journal: the local runs earlier launches took ("local RUN NODE"
  * lines), and the progress they saw ("opened ... stepsDone=N"). */
 static void read_journal(driver *d) {
-    d->taken_local = calloc(MAX_LOCAL_RUNS, sizeof *d->taken_local);
-    if (!d->taken_local) die("out of memory");
     FILE *f = fopen(g_journal_path, "r");
     char line[1200];
     while (f && fgets(line, sizeof line, f)) {
