@@ -5,9 +5,10 @@
  *
  * SHIM is powercut_shim.so, DIR an existing folder (absolute path) for the stores. The program
  * itself runs without the shim: it launches itself (`--child SCENARIO STORE [ARG]`) for the
- * part that must run under it, then cuts the power as kill-supervisor does (power_loss.h), but
- * with every choice a cut may make of the journal's unsynced writes, one after the other, and
- * opens the store after each. Exit status 0 when every check holds.
+ * steps a cut follows, under the shim for the one it examines, then cuts the power as
+ * kill-supervisor does (power_loss.h), but with every choice a cut may make of the journal's
+ * unsynced writes, one after the other, and opens the store after each. Exit status 0 when
+ * every check holds.
  *
  * 1. "full": a call whose journal record cannot be synced fails, and the record is cut off
  *    again. The cut must itself be synced before the call returns: left unsynced, a power cut
@@ -31,12 +32,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <workflow.h>
 
 #include "engine_checks.h"
 #include "power_loss.h"
+
+/* The journal file's header (JournalFile.headerSize): a journal this size holds no entry. */
+#define JOURNAL_HEADER_SIZE 64
 
 /* Runs this program as `--child SCENARIO STORE [ARG]`, under the shim when `shim` is not NULL,
  * and waits for it: its exit status, or -1 when it did not exit. */
@@ -81,7 +86,7 @@ static void cut_every_way(const char *store, const char *durability, const char 
     size_t unsynced = power_loss_unsynced(store, POWER_LOSS_JOURNAL);
     printf("   (the journal has %zu unsynced write%s)\n", unsynced, unsynced == 1 ? "" : "s");
     for (size_t kept = 0; kept <= unsynced; kept++) {
-        power_loss_cut(store, keep_journal_prefix, &kept, 1);
+        power_loss_cut(store, keep_journal_prefix, NULL, &kept, 1);
         wf_engine *engine = open_engine(store, durability);
         if (!engine) continue;
         char *now = clock_now(engine);
@@ -102,9 +107,10 @@ static int child_failed_record(const char *store) {
     set_failing(3); /* the next sync of a store file fails: the record's */
     int rc = advance(engine, 30);
     set_failing(0);
-    CHECK(rc == WF_ESTORE && strcmp(wf_error_last()->code, "storeWriteFailed") == 0,
-          "clock.advance 30 s whose record's sync fails: WF_ESTORE storeWriteFailed (got %s: %s)", wf_status_name(rc),
-          wf_error_last()->message);
+    CHECK(rc == WF_ESTORE && strcmp(wf_error_last()->code, "storeWriteFailed") == 0 &&
+              strstr(wf_error_last()->message, "-wfjournal"),
+          "clock.advance 30 s whose journal record's sync fails: WF_ESTORE storeWriteFailed (got %s: %s)",
+          wf_status_name(rc), wf_error_last()->message);
     char *now = clock_now(engine);
     CHECK(strcmp(now, "2026-01-01T00:01:30.000Z") == 0, "the engine's clock is as before the call (%s)", now);
     free(now);
@@ -154,7 +160,7 @@ static int child_reopen_after_the_cut(const char *store, const char *workflow_ar
     _exit(checks_failed ? 1 : 0);
 }
 
-/* Copies `from` to `to`, or removes `to` when `from` is missing. */
+/* Copies `from` to `to`, or removes `to` when `from` is missing. Exits on an I/O error. */
 static void copy_or_remove(const char *from, const char *to) {
     FILE *in = fopen(from, "rb");
     if (!in) {
@@ -164,12 +170,21 @@ static void copy_or_remove(const char *from, const char *to) {
     FILE *out = fopen(to, "wb");
     char buffer[65536];
     size_t n;
-    while (out && (n = fread(buffer, 1, sizeof buffer, in)) > 0) fwrite(buffer, 1, n, out);
+    int failed = !out;
+    while (!failed && (n = fread(buffer, 1, sizeof buffer, in)) > 0) failed = fwrite(buffer, 1, n, out) != n;
+    failed = failed || ferror(in);
     fclose(in);
-    if (!out || fclose(out) != 0) {
-        perror(to);
+    if (out && fclose(out) != 0) failed = 1;
+    if (failed) {
+        fprintf(stderr, "chosen-power-cuts: cannot copy %s to %s\n", from, to);
         exit(1);
     }
+}
+
+/* The size of the file at `path`, or -1 when it is missing. */
+static long long file_size(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0 ? (long long)st.st_size : -1;
 }
 
 static void dropped_entries_stay_dropped_after_a_second_power_cut(const char *shim, const char *dir) {
@@ -190,9 +205,15 @@ static void dropped_entries_stay_dropped_after_a_second_power_cut(const char *sh
     copy_or_remove(wal, saved_wal);
 
     CHECK(run_child(NULL, "entries-after-a-direct-commit", store, workflow_args) == 0,
-          "a process started the node and advanced the clock three times, then was killed");
-    /* The first cut: the tables lose the direct commit (SQLite's log not synced on "normal"),
-     * the journal keeps the entries after it. */
+          "a process started the node and advanced the clock three times, then ended without a close");
+    char journal[4300];
+    snprintf(journal, sizeof journal, "%s-wfjournal", store);
+    long long journal_size = file_size(journal);
+    CHECK(journal_size > JOURNAL_HEADER_SIZE, "its journal holds entries (%lld bytes, the header %d)", journal_size,
+          JOURNAL_HEADER_SIZE);
+    /* The first cut, made by hand: the tables lose the direct commit (SQLite's log is not
+     * synced on "normal": the files saved after the close come back), the journal keeps the
+     * entries after it (as the process left it). */
     copy_or_remove(saved, store);
     copy_or_remove(saved_wal, wal);
     char shm[4300];

@@ -6,7 +6,7 @@
  *   kill-supervisor --driver PATH --dir DIR [--kills N] [--seed S]
  *                   [--min-ms A] [--max-ms B] [--timeout S] [--keep]
  *                   [--power-cut SHIM [--durability full|normal]] [--foreground-writes]
- *                   [--pauses] [--shim SHIM] [--faults N [--fault-burst K]]
+ *                   [--pauses] [--torn] [--shim SHIM] [--faults N [--fault-burst K]]
  *
  * Rounds: each round is a fresh store DIR/round-NNN.sqlite and a fresh
  * 50-node workflow built from seed S*1000+NNN. The driver is launched, and
@@ -33,7 +33,9 @@
  * (kill-driver --may-lose-commits). --foreground-writes is handed to the
  * driver: the engine folds its journal on the calling thread. So is --pauses:
  * the driver stops for 100 to 200 ms now and then, so the store's folder folds
- * while the engine is quiet (use longer delays, --max-ms 400).
+ * while the engine is quiet (use longer delays, --max-ms 400). --torn makes
+ * each cut tear the write in flight: of the first unsynced write not kept,
+ * each 512-byte sector reaches the disk or not, at random.
  *
  * --faults N (with --shim SHIM, or with --power-cut) makes about one in N
  * writes, truncations and syncs of the store's files fail (a full or failing
@@ -75,6 +77,8 @@ static const char *g_durability = "full";
 static int g_foreground_writes;
 /* --pauses, for the driver. */
 static int g_pauses;
+/* --torn: a power cut tears the write in flight. */
+static int g_torn;
 
 static uint64_t next_random(uint64_t *state) {
     uint64_t z = (*state += 0x9E3779B97F4A7C15ULL);
@@ -213,12 +217,20 @@ static size_t keep_at_random(size_t index, size_t unsynced, void *context) {
     return (size_t)(next_random(context) % (unsynced + 1));
 }
 
-static void cut_power(const char *store, uint64_t *rng) { power_loss_cut(store, keep_at_random, rng, 0); }
+/* --torn: each sector of the write in flight kept or not, at random. */
+static int sector_at_random(size_t index, void *context) {
+    (void)index;
+    return (int)(next_random(context) & 1);
+}
+
+static void cut_power(const char *store, uint64_t *rng) {
+    power_loss_cut(store, keep_at_random, g_torn ? sector_at_random : NULL, rng, 0);
+}
 
 static void usage(void) {
     fprintf(stderr, "usage: kill-supervisor --driver PATH --dir DIR [--kills N] [--seed S] [--min-ms A] [--max-ms B]"
                     " [--timeout SECONDS] [--keep] [--power-cut SHIM [--durability full|normal]]"
-                    " [--foreground-writes] [--pauses] [--shim SHIM] [--faults N [--fault-burst K]]\n");
+                    " [--foreground-writes] [--pauses] [--torn] [--shim SHIM] [--faults N [--fault-burst K]]\n");
     exit(2);
 }
 
@@ -250,6 +262,8 @@ int main(int argc, char **argv) {
             g_foreground_writes = 1;
         } else if (strcmp(a, "--pauses") == 0) {
             g_pauses = 1;
+        } else if (strcmp(a, "--torn") == 0) {
+            g_torn = 1;
         } else if (strcmp(a, "--power-cut") == 0 && has_value) {
             g_shim = argv[++i];
             g_cut_power = 1;

@@ -95,12 +95,13 @@ static unsigned char *read_all(const char *path, size_t *length) {
     }
     size_t capacity = 1 << 16;
     unsigned char *data = malloc(capacity);
-    ssize_t n;
+    ssize_t n = 0;
     while (data && (n = read(fd, data + *length, capacity - *length)) > 0) {
         *length += (size_t)n;
         if (*length == capacity) data = realloc(data, capacity *= 2);
     }
     if (!data) fail_io("out of memory reading", path);
+    if (n < 0) fail_io("cannot read", path);
     close(fd);
     return data;
 }
@@ -133,7 +134,31 @@ size_t power_loss_unsynced(const char *store, size_t index) {
     return records;
 }
 
-void power_loss_cut(const char *store, power_loss_keep keep, void *context, int again) {
+/* `*fd`, the file at `path` opened for writing (made if missing) on first use. */
+static int opened(int *fd, const char *path) {
+    if (*fd < 0) *fd = open(path, O_WRONLY | O_CREAT, 0644);
+    if (*fd < 0) fail_io("cannot write", path);
+    return *fd;
+}
+
+/* The sectors of write record `op` (at its offset, `size` bytes) that `torn` keeps, written
+ * to the file at `path` (`*fd`, opened if it is not yet). */
+static void tear(int *fd, const unsigned char *op, size_t index, power_loss_sector torn, void *context,
+                 const char *path) {
+    off_t offset = (off_t)le64(op);
+    size_t size = (size_t)le64(op + 8);
+    off_t end = offset + (off_t)size;
+    for (off_t sector = offset - offset % POWER_LOSS_SECTOR; sector < end; sector += POWER_LOSS_SECTOR) {
+        off_t from = sector < offset ? offset : sector;
+        off_t to = sector + POWER_LOSS_SECTOR < end ? sector + POWER_LOSS_SECTOR : end;
+        if (!torn(index, context)) continue;
+        size_t length = (size_t)(to - from);
+        if (pwrite(opened(fd, path), op + 17 + (from - offset), length, from) != (ssize_t)length)
+            fail_io("cannot write", path);
+    }
+}
+
+void power_loss_cut(const char *store, power_loss_keep keep, power_loss_sector torn, void *context, int again) {
     char path[4200], image[4300], log[4300], marker[4300];
     for (size_t i = 0; i < POWER_LOSS_FILE_COUNT; i++) {
         snprintf(path, sizeof path, "%s%s", store, power_loss_files[i]);
@@ -154,23 +179,22 @@ void power_loss_cut(const char *store, power_loss_keep keep, void *context, int 
         } else {
             remove_if_there(path);
         }
-        if (kept > 0) {
-            int fd = open(path, O_WRONLY | O_CREAT, 0644);
-            if (fd < 0) fail_io("cannot write", path);
-            size_t at = 0;
-            for (size_t r = 0; r < kept; r++) {
-                off_t offset = (off_t)le64(ops + at);
-                size_t size = (size_t)le64(ops + at + 8);
-                if (ops[at + 16]) {
-                    if (ftruncate(fd, offset) != 0) fail_io("cannot truncate", path);
-                    at += 17;
-                } else {
-                    if (pwrite(fd, ops + at + 17, size, offset) != (ssize_t)size) fail_io("cannot write", path);
-                    at += 17 + size;
-                }
+        int fd = -1;
+        size_t at = 0;
+        for (size_t r = 0; r < kept; r++) {
+            off_t offset = (off_t)le64(ops + at);
+            size_t size = (size_t)le64(ops + at + 8);
+            if (ops[at + 16]) {
+                if (ftruncate(opened(&fd, path), offset) != 0) fail_io("cannot truncate", path);
+                at += 17;
+            } else {
+                if (pwrite(opened(&fd, path), ops + at + 17, size, offset) != (ssize_t)size) fail_io("cannot write", path);
+                at += 17 + size;
             }
-            close(fd);
         }
+        /* The write in flight, when the cut tears one: the record after those kept. */
+        if (torn && kept < records && !ops[at + 16]) tear(&fd, ops + at, i, torn, context, path);
+        if (fd >= 0) close(fd);
         free(ops);
         if (!again) remove_if_there(log);
         /* Created and never in a synced folder: the file is not there after the cut. */

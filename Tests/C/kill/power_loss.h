@@ -38,12 +38,19 @@ size_t power_loss_unsynced(const char *store, size_t index);
 /* How many of the `unsynced` writes of file `index` a cut keeps (at most `unsynced`). */
 typedef size_t (*power_loss_keep)(size_t index, size_t unsynced, void *context);
 
+/* Whether one sector (POWER_LOSS_SECTOR bytes, aligned in the file) of the write in flight
+ * when the power went, the one after those kept, reached the disk of file `index`. */
+typedef int (*power_loss_sector)(size_t index, void *context);
+#define POWER_LOSS_SECTOR 512u
+
 /* After the process under the shim ended (killed, or exited without closing): the power cut.
- * Each store file becomes its image plus the prefix of its unsynced writes `keep` chooses; a
- * file with neither is removed, and so is a file still marked new; "-shm" is removed. With
- * `again` 0 the images, logs and markers are used up (the next launch needs
- * power_loss_make_images); with 1 they are left as they are, so that the same moment can be cut
- * again with another choice (the files in between may be opened and changed at will). */
-void power_loss_cut(const char *store, power_loss_keep keep, void *context, int again);
+ * Each store file becomes its image plus the prefix of its unsynced writes `keep` chooses; with
+ * `torn` (NULL: none), the write after that prefix is torn: the sectors `torn` chooses of it
+ * are kept too. A file with neither image nor kept writes is removed, and so is a file still
+ * marked new; "-shm" is removed. With `again` 0 the images, logs and markers are used up (the
+ * next launch needs power_loss_make_images); with 1 they are left as they are, so that the same
+ * moment can be cut again with another choice (the files in between may be opened and changed
+ * at will). `context` goes to `keep` and `torn`. */
+void power_loss_cut(const char *store, power_loss_keep keep, power_loss_sector torn, void *context, int again);
 
 #endif

@@ -31,6 +31,9 @@
  *    at once. Renaming a followed file is not modelled: the library aborts the process, so that
  *    a test cannot silently pass under a wrong model.
  *  - Memory-mapped writes are not seen (the store does not map its files; "-shm" is left out).
+ *  - Whole writes: the log keeps each write whole, and a cut keeps a prefix of them; tearing the
+ *    write in flight (some of its sectors kept) is the cutting side's choice (power_loss.h,
+ *    kill-supervisor --torn).
  *
  * Faults: with POWERCUT_FAULTS=N the library also makes about one in N writes, truncations and
  * syncs of a followed file fail, as a full or failing disk would: a write fails with ENOSPC
