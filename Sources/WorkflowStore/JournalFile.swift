@@ -164,7 +164,7 @@ package final class JournalFile {
         }
         guard Self.lock(fd, LOCK_SH) else { throw Self.failure("cannot lock", path) }
         defer { _ = flock(fd, LOCK_UN) }
-        guard ownsFile() else { throw StoreError.storeInUse(storePath) }
+        guard try ownsFile() else { throw StoreError.storeInUse(storePath) }
         if let last = lastSeq, last <= syncedThrough {
             guard ftruncate(fd, off_t(Self.headerSize)) == 0 else { throw Self.failure("cannot empty", path) }
             end = Self.headerSize
@@ -210,7 +210,7 @@ package final class JournalFile {
         if fd >= 0, !exclusive, broken == nil, let synced = syncedThrough, let last = lastSeq, last <= synced,
            Self.lock(fd, LOCK_SH)
         {
-            if ownsFile() { _ = ftruncate(fd, off_t(Self.headerSize)) }
+            if (try? ownsFile()) == true { _ = ftruncate(fd, off_t(Self.headerSize)) }
             _ = flock(fd, LOCK_UN)
         }
         if fd >= 0 { _ = posixClose(fd) }  // releases a lock still held
@@ -226,10 +226,12 @@ package final class JournalFile {
     }
 
     /// Whether the file's header still holds this engine's token (another engine opening the
-    /// store writes its own). The caller holds a `flock`.
-    private func ownsFile() -> Bool {
+    /// store writes its own). The caller holds a `flock`. A header the disk cannot read is a
+    /// failure (`storeWriteFailed`, thrown), not another engine's.
+    private func ownsFile() throws -> Bool {
         var onDisk = [UInt8](repeating: 0, count: Self.tokenSize)
         let n = onDisk.withUnsafeMutableBytes { pread(fd, $0.baseAddress, Self.tokenSize, off_t(Self.tokenOffset)) }
+        if n < 0 { throw Self.failure("cannot read the header of", path) }
         return n == Self.tokenSize && onDisk[...] == header[Self.tokenOffset..<Self.headerSize]
     }
 

@@ -118,6 +118,38 @@ static void a_call_whose_sync_fails_leaves_no_record(const char *store, void (*s
     power_loss_remove_store(store);
 }
 
+/* A call while the disk refuses reads (the journal's header, which an append reads to know the
+ * journal is still this engine's): refused with a disk's code, not storeInUse (which would tell
+ * the host another engine took the store over), and the next call, the disk working again, goes
+ * through. */
+static void a_call_while_reads_fail(const char *store, void (*set_failing)(int)) {
+    printf("-- durability normal, a call while every read of the store's files fails\n");
+    power_loss_remove_store(store);
+    wf_engine *engine = open_engine(store, "normal");
+    if (!engine) return;
+    json_t *args = json_pack("{s:i}", "seconds", 90);
+    CHECK(wf_call(NULL, engine, "clock.advance", args) == WF_OK, "clock.advance 90 s is committed");
+    json_decref(args);
+    set_failing(4); /* reads only */
+    args = json_pack("{s:i}", "seconds", 30);
+    int rc = wf_call(NULL, engine, "clock.advance", args);
+    json_decref(args);
+    set_failing(0);
+    const wf_error *e = wf_error_last();
+    CHECK(rc == WF_ESTORE && (strcmp(e->code, "storeWriteFailed") == 0 || strcmp(e->code, "storeReadFailed") == 0),
+          "clock.advance 30 s: WF_ESTORE with a disk's code, not storeInUse (got %s %s: %s)", wf_status_name(rc),
+          e->code, e->message);
+    args = json_pack("{s:i}", "seconds", 5);
+    rc = wf_call(NULL, engine, "clock.advance", args);
+    json_decref(args);
+    CHECK(rc == WF_OK, "with the disk working again the next call goes through (got %s)", wf_status_name(rc));
+    char *now = clock_now(engine);
+    CHECK(strcmp(now, "2026-01-01T00:01:35.000Z") == 0, "the clock moved by the calls that went through (%s)", now);
+    free(now);
+    CHECK(wf_engine_close(engine) == WF_OK, "closed");
+    power_loss_remove_store(store);
+}
+
 /* On "normal", a commit the journal does not take (one inserting effects) is written straight to
  * the tables without a sync: the close's checkpoint puts it on disk, and reports when it cannot. */
 static void close_after_a_direct_commit(const char *store, void (*set_failing)(int)) {
@@ -161,6 +193,7 @@ int main(void) {
     close_on_a_failing_disk(store, "full", set_failing);
     close_after_a_direct_commit(store, set_failing);
     a_call_whose_sync_fails_leaves_no_record(store, set_failing);
+    a_call_while_reads_fail(store, set_failing);
 
     printf("-- without failures\n");
     CHECK(wf_engine_close(NULL) == WF_OK && wf_error_last()->status == WF_OK, "wf_engine_close(NULL) is WF_OK");

@@ -6,7 +6,7 @@
  *   kill-supervisor --driver PATH --dir DIR [--kills N] [--seed S]
  *                   [--min-ms A] [--max-ms B] [--timeout S] [--keep]
  *                   [--power-cut SHIM [--durability full|normal]] [--foreground-writes]
- *                   [--pauses] [--torn] [--shim SHIM] [--faults N [--fault-burst K]]
+ *                   [--pauses] [--torn] [--shim SHIM] [--faults N [--fault-burst K] [--read-faults R]]
  *
  * Rounds: each round is a fresh store DIR/round-NNN.sqlite and a fresh
  * 50-node workflow built from seed S*1000+NNN. The driver is launched, and
@@ -41,7 +41,8 @@
  * writes, truncations and syncs of the store's files fail (a full or failing
  * disk); the driver (kill-driver --store-faults) ends a launch whose call the
  * store refused with exit status 11, and is launched again. --fault-burst K
- * makes the K operations after each fault fail too.
+ * makes the K operations after each fault fail too. --read-faults R makes
+ * about one in R reads of the store's files fail too.
  */
 #define _POSIX_C_SOURCE 200809L
 #define _XOPEN_SOURCE 700
@@ -79,6 +80,8 @@ static int g_foreground_writes;
 static int g_pauses;
 /* --torn: a power cut tears the write in flight. */
 static int g_torn;
+/* --read-faults N: with --faults, one in N reads of the store's files fails too (0: none). */
+static unsigned long g_read_faults;
 
 static uint64_t next_random(uint64_t *state) {
     uint64_t z = (*state += 0x9E3779B97F4A7C15ULL);
@@ -133,6 +136,8 @@ static pid_t launch(const char *mode, const char *store, unsigned long long seed
                 setenv("POWERCUT_FAULTS", rate, 1);
                 snprintf(rate, sizeof rate, "%lu", g_fault_burst);
                 setenv("POWERCUT_FAULT_BURST", rate, 1);
+                snprintf(rate, sizeof rate, "%lu", g_read_faults);
+                setenv("POWERCUT_READ_FAULTS", rate, 1);
             }
         }
         if (g_shim) {
@@ -230,7 +235,7 @@ static void cut_power(const char *store, uint64_t *rng) {
 static void usage(void) {
     fprintf(stderr, "usage: kill-supervisor --driver PATH --dir DIR [--kills N] [--seed S] [--min-ms A] [--max-ms B]"
                     " [--timeout SECONDS] [--keep] [--power-cut SHIM [--durability full|normal]]"
-                    " [--foreground-writes] [--pauses] [--torn] [--shim SHIM] [--faults N [--fault-burst K]]\n");
+                    " [--foreground-writes] [--pauses] [--torn] [--shim SHIM] [--faults N [--fault-burst K] [--read-faults R]]\n");
     exit(2);
 }
 
@@ -264,6 +269,8 @@ int main(int argc, char **argv) {
             g_pauses = 1;
         } else if (strcmp(a, "--torn") == 0) {
             g_torn = 1;
+        } else if (strcmp(a, "--read-faults") == 0 && has_value) {
+            g_read_faults = strtoul(argv[++i], NULL, 10);
         } else if (strcmp(a, "--power-cut") == 0 && has_value) {
             g_shim = argv[++i];
             g_cut_power = 1;

@@ -41,11 +41,16 @@
  * and nothing of a failed call reaches the file (kill-supervisor --faults); vector writes
  * (writev, pwritev) likewise, a short one writing the first half of the vector's bytes. With
  * POWERCUT_FAULT_BURST=K the K operations after a fault fail too, as on a disk that stays full.
+ * With POWERCUT_READ_FAULTS=N about one in N reads (read, pread) of a followed file fails too
+ * (a rate of its own: an open reads hundreds of pages), with ETIMEDOUT, as a network file
+ * system's read that timed out (not EIO: SQLite reports a read failing with EIO as a damaged
+ * file, SQLITE_CORRUPT, and the engine then says storeCorrupt).
  * A program that preloads the library may also call powercut_set_failing(1) (found with
  * dlsym) to make every such operation fail from then on, powercut_set_failing(2) to make only
  * the syncs fail, powercut_set_failing(3) to make the next sync fail and no other operation
- * (the mode then goes back to 0), and powercut_set_failing(0) to stop: a disk that fails at a
- * moment the test chooses (close_on_failing_disk.c, chosen_power_cuts.c).
+ * (the mode then goes back to 0), powercut_set_failing(4) to make every read fail (ETIMEDOUT,
+ * below) and nothing else, and powercut_set_failing(0) to stop: a disk that fails at a moment
+ * the test chooses (close_on_failing_disk.c, chosen_power_cuts.c).
  */
 #define _GNU_SOURCE
 
@@ -102,6 +107,8 @@ static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static unsigned long g_fault_rate;
 /* POWERCUT_FAULT_BURST: how many operations after a fault fail too (a disk that stays full). */
 static unsigned long g_fault_burst, g_burst_left;
+/* POWERCUT_READ_FAULTS=N: about one in N reads of a followed file fails (0: none). */
+static unsigned long g_read_fault_rate;
 static unsigned long long g_fault_state;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
@@ -118,6 +125,9 @@ static int (*real_ftruncate)(int, off_t);
 static int (*real_ftruncate64)(int, off_t);
 static int (*real_fsync)(int);
 static int (*real_fdatasync)(int);
+static ssize_t (*real_read)(int, void *, size_t);
+static ssize_t (*real_pread)(int, void *, size_t, off_t);
+static ssize_t (*real_pread64)(int, void *, size_t, off_t);
 static int (*real_unlink)(const char *);
 static int (*real_rename)(const char *, const char *);
 
@@ -144,6 +154,9 @@ static void init(void) {
     real_ftruncate64 = (int (*)(int, off_t))next("ftruncate64");
     real_fsync = (int (*)(int))next("fsync");
     real_fdatasync = (int (*)(int))next("fdatasync");
+    real_read = (ssize_t(*)(int, void *, size_t))next("read");
+    real_pread = (ssize_t(*)(int, void *, size_t, off_t))next("pread");
+    real_pread64 = (ssize_t(*)(int, void *, size_t, off_t))next("pread64");
     real_unlink = (int (*)(const char *))next("unlink");
     real_rename = (int (*)(const char *, const char *))next("rename");
     const char *store = getenv("POWERCUT_STORE");
@@ -155,6 +168,8 @@ static void init(void) {
         if (faults) g_fault_rate = strtoul(faults, NULL, 10);
         const char *burst = getenv("POWERCUT_FAULT_BURST");
         if (burst) g_fault_burst = strtoul(burst, NULL, 10);
+        const char *reads = getenv("POWERCUT_READ_FAULTS");
+        if (reads) g_read_fault_rate = strtoul(reads, NULL, 10);
         g_fault_state = (unsigned long long)getpid() * 0x9E3779B97F4A7C15ULL ^ (unsigned long long)time(NULL);
         char dir[PATH_MAX];
         snprintf(dir, sizeof dir, "%s", g_store);
@@ -367,7 +382,8 @@ static unsigned long long random_word(void) {
 }
 
 /* Set by powercut_set_failing(): 1, every operation on a followed file fails; 2, its syncs
- * only; 3, its next sync only, then 0 (read without the lock first, hence atomic). */
+ * only; 3, its next sync only, then 0; 4, its reads only (read without the lock first, hence
+ * atomic). */
 static int g_failing;
 
 void powercut_set_failing(int mode);
@@ -420,6 +436,35 @@ static size_t faulted_length(int fd, size_t length, int *fail) {
     int f = fault(fd, 0);
     *fail = f == 1 || (f == 2 && length < 2);
     return f == 2 ? length / 2 : length;
+}
+
+/* Whether this read of `fd` fails (ETIMEDOUT, nothing read): a followed file, and
+ * powercut_set_failing(4), or the dice of POWERCUT_READ_FAULTS say so. */
+static int read_fault(int fd) {
+    int mode = __atomic_load_n(&g_failing, __ATOMIC_SEQ_CST);
+    if (mode != 4 && !g_read_fault_rate) return 0;
+    pthread_mutex_lock(&g_lock);
+    int failing = of(fd) && (mode == 4 || random_word() % g_read_fault_rate == 0);
+    pthread_mutex_unlock(&g_lock);
+    return failing;
+}
+
+ssize_t read(int fd, void *data, size_t length) {
+    pthread_once(&g_once, init);
+    if (read_fault(fd)) return failed(ETIMEDOUT);
+    return real_read(fd, data, length);
+}
+
+ssize_t pread(int fd, void *data, size_t length, off_t offset) {
+    pthread_once(&g_once, init);
+    if (read_fault(fd)) return failed(ETIMEDOUT);
+    return real_pread(fd, data, length, offset);
+}
+
+ssize_t pread64(int fd, void *data, size_t length, off_t offset) {
+    pthread_once(&g_once, init);
+    if (read_fault(fd)) return failed(ETIMEDOUT);
+    return real_pread64(fd, data, length, offset);
 }
 
 ssize_t write(int fd, const void *data, size_t length) {
