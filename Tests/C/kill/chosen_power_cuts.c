@@ -66,13 +66,6 @@ static int run_child(const char *shim, const char *scenario, const char *store, 
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-static int advance(wf_engine *engine, int seconds) {
-    json_t *args = json_pack("{s:i}", "seconds", seconds);
-    int rc = wf_call(NULL, engine, "clock.advance", args);
-    json_decref(args);
-    return rc;
-}
-
 /* Keeps the first `*context` unsynced writes of the journal and none of the other files'. */
 static size_t keep_journal_prefix(size_t index, size_t unsynced, void *context) {
     (void)unsynced;
@@ -103,9 +96,9 @@ static int child_failed_record(const char *store) {
     void (*set_failing)(int) = (void (*)(int))dlsym(RTLD_DEFAULT, "powercut_set_failing");
     wf_engine *engine = open_engine(store, "full");
     if (!engine || !set_failing) return 1;
-    CHECK(advance(engine, 90) == WF_OK, "clock.advance 90 s is committed");
+    CHECK(clock_advance(engine, 90) == WF_OK, "clock.advance 90 s is committed");
     set_failing(3); /* the next sync of a store file fails: the record's */
-    int rc = advance(engine, 30);
+    int rc = clock_advance(engine, 30);
     set_failing(0);
     CHECK(rc == WF_ESTORE && strcmp(wf_error_last()->code, "storeWriteFailed") == 0 &&
               strstr(wf_error_last()->message, "-wfjournal"),
@@ -137,7 +130,7 @@ static int child_entries_after_a_direct_commit(const char *store, const char *wo
     wf_engine *engine = open_engine(store, "normal");
     if (!engine) return 1;
     json_decref(call_text(engine, "workflow.runAllReady", workflow_args));
-    for (int i = 0; i < 3; i++) CHECK(advance(engine, 10) == WF_OK, "clock.advance 10 s");
+    for (int i = 0; i < 3; i++) CHECK(clock_advance(engine, 10) == WF_OK, "clock.advance 10 s");
     fflush(stdout);
     _exit(checks_failed ? 1 : 0);
 }
@@ -154,7 +147,7 @@ static int child_reopen_after_the_cut(const char *store, const char *workflow_ar
           "the open dropped the journal's entries after the lost commit (clock %s)", now);
     free(now);
     json_decref(call_text(engine, "workflow.runAllReady", workflow_args));
-    CHECK(advance(engine, 1) == WF_OK, "clock.advance 1 s");
+    CHECK(clock_advance(engine, 1) == WF_OK, "clock.advance 1 s");
     CHECK(wf_engine_close(engine) == WF_OK, "closed: every commit on disk");
     fflush(stdout);
     _exit(checks_failed ? 1 : 0);

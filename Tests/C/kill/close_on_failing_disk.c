@@ -30,9 +30,7 @@ static void close_on_a_failing_disk(const char *store, const char *durability, v
     power_loss_remove_store(store);
     wf_engine *engine = open_engine(store, durability);
     if (!engine) return;
-    json_t *args = json_pack("{s:i}", "seconds", 90);
-    int rc = wf_call(NULL, engine, "clock.advance", args);
-    json_decref(args);
+    int rc = clock_advance(engine, 90);
     CHECK(rc == WF_OK, "clock.advance 90 s is committed");
 
     set_failing(1);
@@ -77,32 +75,38 @@ static const char *node_run(json_t *workflow) {
     return "(no node load1)";
 }
 
+/* An engine on a fresh store of `durability` whose clock has moved 90 s (committed), or NULL. */
+static wf_engine *engine_after_a_commit(const char *store, const char *durability) {
+    power_loss_remove_store(store);
+    wf_engine *engine = open_engine(store, durability);
+    if (engine) CHECK(clock_advance(engine, 90) == WF_OK, "clock.advance 90 s is committed");
+    return engine;
+}
+
+/* clock.advance 30 s while the disk fails in `mode` (powercut_set_failing): its status. */
+static int advance_while_failing(wf_engine *engine, void (*set_failing)(int), int mode) {
+    set_failing(mode);
+    int rc = clock_advance(engine, 30);
+    set_failing(0);
+    return rc;
+}
+
 /* On "full", a call whose journal record cannot be synced fails, and its record is cut off
  * again: an engine opening the store after (as after a kill) does not replay it. The cut is not
  * synced either (syncs still fail), so the journal takes nothing more until the store is
  * opened again: a later call on the first engine is refused, the disk working or not. */
 static void a_call_whose_sync_fails_leaves_no_record(const char *store, void (*set_failing)(int)) {
     printf("-- durability full, a journal record whose sync fails\n");
-    power_loss_remove_store(store);
-    wf_engine *engine = open_engine(store, "full");
+    wf_engine *engine = engine_after_a_commit(store, "full");
     if (!engine) return;
-    json_t *args = json_pack("{s:i}", "seconds", 90);
-    CHECK(wf_call(NULL, engine, "clock.advance", args) == WF_OK, "clock.advance 90 s is committed");
-    json_decref(args);
-    set_failing(2); /* syncs only */
-    args = json_pack("{s:i}", "seconds", 30);
-    int rc = wf_call(NULL, engine, "clock.advance", args);
-    json_decref(args);
-    set_failing(0);
+    int rc = advance_while_failing(engine, set_failing, 2); /* syncs only */
     CHECK(rc == WF_ESTORE && strcmp(wf_error_last()->code, "storeWriteFailed") == 0,
           "clock.advance 30 s whose record cannot be synced: WF_ESTORE storeWriteFailed (got %s: %s)",
           wf_status_name(rc), wf_error_last()->message);
     char *now = clock_now(engine);
     CHECK(strcmp(now, "2026-01-01T00:01:30.000Z") == 0, "the engine's clock is as before the call (%s)", now);
     free(now);
-    args = json_pack("{s:i}", "seconds", 5);
-    rc = wf_call(NULL, engine, "clock.advance", args);
-    json_decref(args);
+    rc = clock_advance(engine, 5);
     CHECK(rc == WF_ESTORE && strstr(wf_error_last()->message, "could not be restored"),
           "with the cut not synced the journal takes nothing more: WF_ESTORE (got %s: %s)", wf_status_name(rc),
           wf_error_last()->message);
@@ -124,24 +128,14 @@ static void a_call_whose_sync_fails_leaves_no_record(const char *store, void (*s
  * through. */
 static void a_call_while_reads_fail(const char *store, void (*set_failing)(int)) {
     printf("-- durability normal, a call while every read of the store's files fails\n");
-    power_loss_remove_store(store);
-    wf_engine *engine = open_engine(store, "normal");
+    wf_engine *engine = engine_after_a_commit(store, "normal");
     if (!engine) return;
-    json_t *args = json_pack("{s:i}", "seconds", 90);
-    CHECK(wf_call(NULL, engine, "clock.advance", args) == WF_OK, "clock.advance 90 s is committed");
-    json_decref(args);
-    set_failing(4); /* reads only */
-    args = json_pack("{s:i}", "seconds", 30);
-    int rc = wf_call(NULL, engine, "clock.advance", args);
-    json_decref(args);
-    set_failing(0);
+    int rc = advance_while_failing(engine, set_failing, 4); /* reads only */
     const wf_error *e = wf_error_last();
     CHECK(rc == WF_ESTORE && (strcmp(e->code, "storeWriteFailed") == 0 || strcmp(e->code, "storeReadFailed") == 0),
           "clock.advance 30 s: WF_ESTORE with a disk's code, not storeInUse (got %s %s: %s)", wf_status_name(rc),
           e->code, e->message);
-    args = json_pack("{s:i}", "seconds", 5);
-    rc = wf_call(NULL, engine, "clock.advance", args);
-    json_decref(args);
+    rc = clock_advance(engine, 5);
     CHECK(rc == WF_OK, "with the disk working again the next call goes through (got %s)", wf_status_name(rc));
     char *now = clock_now(engine);
     CHECK(strcmp(now, "2026-01-01T00:01:35.000Z") == 0, "the clock moved by the calls that went through (%s)", now);
@@ -203,9 +197,7 @@ int main(void) {
     engine = NULL;
     rc = wf_engine_open_text(&engine, "{\"store\": \":memory:\", \"clock\": {\"mode\": \"manual\"}}");
     if (rc == WF_OK) {
-        json_t *args = json_pack("{s:i}", "seconds", 5);
-        wf_call(NULL, engine, "clock.advance", args);
-        json_decref(args);
+        clock_advance(engine, 5);
         set_failing(1); /* an in-memory store has no file to write */
         rc = wf_engine_close(engine);
         set_failing(0);

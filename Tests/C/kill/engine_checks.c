@@ -30,6 +30,13 @@ char *clock_now(wf_engine *engine) {
     return now;
 }
 
+int clock_advance(wf_engine *engine, int seconds) {
+    json_t *args = json_pack("{s:i}", "seconds", seconds);
+    int rc = wf_call(NULL, engine, "clock.advance", args);
+    json_decref(args);
+    return rc;
+}
+
 json_t *call_text(wf_engine *engine, const char *op, const char *args) {
     json_t *result = NULL;
     char *text = NULL;

@@ -36,6 +36,9 @@ wf_engine *open_engine(const char *store, const char *durability);
 /* The engine's clock.now (a new string for free()), or "(failed)". */
 char *clock_now(wf_engine *engine);
 
+/* clock.advance by `seconds`: its status (no result). */
+int clock_advance(wf_engine *engine, int seconds);
+
 /* `op` with JSON text `args`: its result (new reference), or NULL after a failed check. */
 json_t *call_text(wf_engine *engine, const char *op, const char *args);
 
