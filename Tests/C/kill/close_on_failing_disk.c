@@ -10,8 +10,9 @@
  * change (the next open replays the journal) and close with WF_OK. Also: a close with nothing
  * failing is WF_OK with the record cleared, NULL is WF_OK, and an in-memory engine closes
  * WF_OK. And on "full", a call whose journal record cannot be synced (only the syncs failing)
- * leaves no record another engine would replay, and the journal takes nothing more. Exit status
- * 0 when every check holds.
+ * leaves no record another engine would replay, and the journal takes nothing more; on
+ * "normal", a call while every read fails is refused with a disk's code (not storeInUse), and
+ * the next call goes through. Exit status 0 when every check holds.
  */
 #define _GNU_SOURCE
 
@@ -25,16 +26,21 @@
 #include "engine_checks.h"
 #include "power_loss.h"
 
-static void close_on_a_failing_disk(const char *store, const char *durability, void (*set_failing)(int)) {
-    printf("-- durability %s\n", durability);
+/* An engine on a fresh store of `durability` whose clock has moved 90 s (committed), or NULL. */
+static wf_engine *engine_after_a_commit(const char *store, const char *durability) {
     power_loss_remove_store(store);
     wf_engine *engine = open_engine(store, durability);
+    if (engine) CHECK(clock_advance(engine, 90) == WF_OK, "clock.advance 90 s is committed");
+    return engine;
+}
+
+static void close_on_a_failing_disk(const char *store, const char *durability, void (*set_failing)(int)) {
+    printf("-- durability %s\n", durability);
+    wf_engine *engine = engine_after_a_commit(store, durability);
     if (!engine) return;
-    int rc = clock_advance(engine, 90);
-    CHECK(rc == WF_OK, "clock.advance 90 s is committed");
 
     set_failing(1);
-    rc = wf_engine_close(engine);
+    int rc = wf_engine_close(engine);
     const wf_error *e = wf_error_last();
     CHECK(rc == WF_ESTORE && e->status == WF_ESTORE, "closing on a disk that refuses every write: WF_ESTORE (got %s)",
           wf_status_name(rc));
@@ -73,14 +79,6 @@ static const char *node_run(json_t *workflow) {
                                                                  : "(none)";
     }
     return "(no node load1)";
-}
-
-/* An engine on a fresh store of `durability` whose clock has moved 90 s (committed), or NULL. */
-static wf_engine *engine_after_a_commit(const char *store, const char *durability) {
-    power_loss_remove_store(store);
-    wf_engine *engine = open_engine(store, durability);
-    if (engine) CHECK(clock_advance(engine, 90) == WF_OK, "clock.advance 90 s is committed");
-    return engine;
 }
 
 /* clock.advance 30 s while the disk fails in `mode` (powercut_set_failing): its status. */
