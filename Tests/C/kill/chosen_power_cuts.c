@@ -187,13 +187,8 @@ static void dropped_entries_stay_dropped_after_a_second_power_cut(const char *sh
     snprintf(wal, sizeof wal, "%s-wal", store);
     snprintf(saved, sizeof saved, "%s.saved", store);
     snprintf(saved_wal, sizeof saved_wal, "%s.saved-wal", store);
-    power_loss_remove_store(store);
-
-    wf_engine *engine = open_engine(store, "normal");
-    if (!engine) return;
     char workflow_args[256];
-    create_one_remote_node_workflow(engine, workflow_args, sizeof workflow_args);
-    CHECK(wf_engine_close(engine) == WF_OK, "closed with the workflow created");
+    if (!store_with_one_remote_node_workflow(store, workflow_args, sizeof workflow_args)) return;
     copy_or_remove(store, saved);
     copy_or_remove(wal, saved_wal);
 

@@ -146,13 +146,9 @@ static void a_call_while_reads_fail(const char *store, void (*set_failing)(int))
  * the tables without a sync: the close's checkpoint puts it on disk, and reports when it cannot. */
 static void close_after_a_direct_commit(const char *store, void (*set_failing)(int)) {
     printf("-- durability normal, the last commit written straight to the tables\n");
-    power_loss_remove_store(store);
-    wf_engine *engine = open_engine(store, "normal");
-    if (!engine) return;
     char workflow_args[256];
-    create_one_remote_node_workflow(engine, workflow_args, sizeof workflow_args);
-    CHECK(wf_engine_close(engine) == WF_OK, "closed with the workflow created");
-    engine = open_engine(store, "normal");
+    if (!store_with_one_remote_node_workflow(store, workflow_args, sizeof workflow_args)) return;
+    wf_engine *engine = open_engine(store, "normal");
     if (!engine) return;
     json_decref(call_text(engine, "workflow.runAllReady", workflow_args));
     json_t *workflow = call_text(engine, "workflow.get", workflow_args);

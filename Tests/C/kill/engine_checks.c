@@ -3,6 +3,8 @@
 
 #include "engine_checks.h"
 
+#include "power_loss.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -63,6 +65,16 @@ void create_one_remote_node_workflow(wf_engine *engine, char *workflow_args, siz
     snprintf(workflow_args, size, "{\"workflowId\": \"%s\"}",
              or_null(json_string_value(json_object_get(created, "workflowId"))));
     json_decref(created);
+}
+
+int store_with_one_remote_node_workflow(const char *store, char *workflow_args, size_t size) {
+    power_loss_remove_store(store);
+    wf_engine *engine = open_engine(store, "normal");
+    if (!engine) return 0;
+    create_one_remote_node_workflow(engine, workflow_args, size);
+    int closed = wf_engine_close(engine) == WF_OK;
+    CHECK(closed, "closed with the workflow created");
+    return closed;
 }
 
 int checks_report(void) {

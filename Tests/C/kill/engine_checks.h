@@ -48,6 +48,10 @@ json_t *call_text(wf_engine *engine, const char *op, const char *args);
  * tables, not through its journal. */
 void create_one_remote_node_workflow(wf_engine *engine, char *workflow_args, size_t size);
 
+/* A fresh store at `store` ("normal") holding that workflow, closed: 1 when every step went
+ * through (each checked), 0 otherwise. `workflow_args` as above. */
+int store_with_one_remote_node_workflow(const char *store, char *workflow_args, size_t size);
+
 /* Prints "PASSED"/"FAILED" with the count; the exit status (0 when no check failed). */
 int checks_report(void);
 
