@@ -138,6 +138,52 @@ final class AwaitUniquenessTests: XCTestCase {
         XCTAssertEqual(h.call("workflow.get", ["workflowId": .string(wf)])["awaits"]?.arrayValue?.count, 1)
     }
 
+    /// 003's golden path GP3 ("Enter caption" await, force-quit, relaunch: the same await in the
+    /// Action Center; complete → downstream continues) and step 6 (completing a persisted await
+    /// updates the instance and the list; the count goes down).
+    func testAnEnterCaptionAwaitSurvivesAForceQuitAndCompletingItAfterRelaunchLetsTheDownstreamNodeRun() throws {
+        let h = try Harness(file: true)
+        Templates.registerTextTools(h)
+        let template: JSON = [
+            "schema": "app.workflow/v2", "name": "Caption",
+            "nodes": [["id": "caption1", "kind": "UserTextEntry", "outputs": ["text": "TextRef"],
+                       "await": ["type": "enter_text", "blocking": true,
+                                 "notification": ["title": "Enter caption", "body": "Write the photo's caption."]]],
+                      ["id": "loud1", "kind": "Uppercase", "inputs": ["text": "TextRef"], "outputs": ["text": "TextRef"]]],
+            "edges": [["from": ["caption1", "text"], "to": ["loud1", "text"]]],
+        ]
+        let wf = h.create(h.register(template: template))
+        h.call("workflow.runAllReady", ["workflowId": .string(wf)])
+        let awaitId = try XCTUnwrap(h.node(wf, "caption1")["awaitId"]?.stringValue)
+        XCTAssertEqual(h.effects("notify").map { $0["title"] }, ["Enter caption"])
+        XCTAssertEqual(h.state(wf, "loud1"), "blocked")
+
+        try h.crash()  // force-quit
+        let before = h.call("await.list")
+        XCTAssertEqual(before["pending"]?.arrayValue?.map { $0["awaitId"] }, [.string(awaitId)], "the same await, once")
+        XCTAssertEqual(before["counts"], ["pending": 1, "snoozed": 0, "done": 0])
+        XCTAssertEqual(h.call("badges.get")["actionCenter"], 1)
+        XCTAssertEqual(h.call("badges.get")["workflows"]?[wf], 1)
+        XCTAssertEqual(h.state(wf, "caption1"), "awaitingUser")
+
+        h.call("await.complete", ["awaitId": .string(awaitId),
+                                  "result": ["asset": ["type": "TextRef", "uri": .string(TextAsset.uri("a cat on a mat"))]]])
+        let after = h.call("await.list")
+        XCTAssertEqual(after["counts"], ["pending": 0, "snoozed": 0, "done": 1], "the count goes down")
+        XCTAssertEqual(h.call("await.get", ["awaitId": .string(awaitId)])["resolution"], "completed")
+        XCTAssertEqual(h.call("badges.get")["actionCenter"], 0)
+        XCTAssertNil(h.call("badges.get")["workflows"]?[wf])
+        XCTAssertEqual(h.state(wf, "caption1"), "succeeded", "the instance is updated")
+
+        XCTAssertEqual(h.runLocalTools(), 1, "downstream continues")
+        XCTAssertEqual(h.state(wf, "loud1"), "succeeded")
+        let loud = try XCTUnwrap(h.node(wf, "loud1")["outputs"]?["text"])
+        XCTAssertEqual(h.call("asset.get", ["assetId": loud])["uri"]?.stringValue.flatMap(TextAsset.text), "A CAT ON A MAT")
+        try h.crash()
+        XCTAssertEqual(h.call("workflow.get", ["workflowId": .string(wf)])["status"], "done")
+        XCTAssertEqual(h.call("await.list")["counts"], ["pending": 0, "snoozed": 0, "done": 1])
+    }
+
     func testAnAwaitingNodeCannotBeStartedAgainSoNoSecondAwaitIsFiled() throws {
         let h = try Harness(file: true)
         let (wf, awaitId) = maskAwaiting(h)
