@@ -28,9 +28,9 @@
  *    allocated by the library and must be released with wf_free().
  *  - JSON text the library writes (the result of wf_call_text(),
  *    wf_error.details_json) is compact and escapes a U+0000 inside a string
- *    as \u0000, as JSON requires. Such a string comes only from a host's own
- *    argument quoted back; Jansson's json_loads() accepts the escape only with
- *    the JSON_ALLOW_NUL flag (without it, it refuses the whole text).
+ *    as \u0000, as JSON requires (such a string is always one a host gave
+ *    the engine). Jansson's json_loads() accepts the escape only with the
+ *    JSON_ALLOW_NUL flag; without it, it refuses the whole text.
  *  - Timestamps are RFC 3339 UTC strings with milliseconds
  *    ("2026-01-01T00:00:30.000Z"); durations in op arguments are seconds.
  *  - Thread safety: the functions of this header may be called from any
