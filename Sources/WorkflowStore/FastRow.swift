@@ -83,6 +83,23 @@ package struct FastRow {
         return sqlite3_changes(db.sqliteConnection)
     }
 
+    /// Steps the statement once and returns its first row's first column as an integer, or nil
+    /// when it returns no row (or NULL there); throws the SQLite error, if any. For one-value
+    /// reads on the write path (`PRAGMA data_version` on every commit), where GRDB's `fetchOne`
+    /// costs several times SQLite's own step.
+    func int64Value(_ db: Database) throws -> Int64? {
+        let code = sqlite3_step(handle)
+        let value: Int64? = code == SQLITE_ROW && sqlite3_column_type(handle, 0) != SQLITE_NULL
+            ? sqlite3_column_int64(handle, 0) : nil
+        sqlite3_reset(handle)
+        sqlite3_clear_bindings(handle)
+        arena.reset()
+        guard code == SQLITE_DONE || code == SQLITE_ROW else {
+            throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
+        }
+        return value
+    }
+
     /// Steps the statement to completion; throws the SQLite error, if any.
     package func run(_ db: Database) throws {
         let code = sqlite3_step(handle)

@@ -69,7 +69,7 @@ final class StoreConnection: @unchecked Sendable {
     /// Whether the store still owns the file (inside a write transaction: nobody can claim it
     /// between this and the commit).
     private func stillOwner(_ db: Database) throws -> Bool {
-        let now = try Int64.fetchOne(statements.get(.dataVersion, db)) ?? 0
+        let now = try statements.row(.dataVersion, db).int64Value(db) ?? 0
         if now == dataVersion { return true }
         let owner = try String.fetchOne(statements.get(.metaValue, db), arguments: [Self.ownerKey])
         guard owner == ownerToken else { return false }
