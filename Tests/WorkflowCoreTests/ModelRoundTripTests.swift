@@ -231,4 +231,19 @@ final class StateMachineTests: XCTestCase {
         for s in NodeState.allCases { XCTAssertNotNil(NodeStateMachine.transitions[s], "\(s)") }
         XCTAssertFalse(NodeStateMachine.canTransition(from: .awaitingUser, to: .runningLocal))
     }
+
+    /// DESIGN §5's groups: a node is over (succeeded, failed, cancelled, skipped), running (a job,
+    /// a local run or a download under way), or waiting for a person; in flight is running or
+    /// waiting for a person, and nothing over is in flight. Whatever is in flight can be cancelled.
+    func testNodeStatesGroupIntoOverRunningAndInFlightAsTheDesignSays() {
+        let over: Set<NodeState> = [.succeeded, .failed, .cancelled, .skipped]
+        let running: Set<NodeState> = [.queuedRemote, .runningRemote, .runningLocal, .downloading]
+        for s in NodeState.allCases {
+            XCTAssertEqual(s.isTerminal, over.contains(s), "\(s)")
+            XCTAssertEqual(s.isRunning, running.contains(s), "\(s)")
+            XCTAssertEqual(s.isInFlight, running.contains(s) || s == .awaitingUser, "\(s)")
+            XCTAssertFalse(s.isTerminal && s.isInFlight, "\(s)")
+            if s.isInFlight { XCTAssertTrue(NodeStateMachine.canTransition(from: s, to: .cancelled), "\(s)→cancelled") }
+        }
+    }
 }
