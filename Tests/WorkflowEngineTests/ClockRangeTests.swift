@@ -167,3 +167,34 @@ final class RecordableTimeEdgeTests: XCTestCase {
         XCTAssertFalse(Timestamp(milliseconds: Timestamp.latest.milliseconds + 1).isRecordable)
     }
 }
+
+/// docs/OPS.md `clock`: on a store that ran before, a manual clock resumes at the later of the
+/// configured `start` and where the store left off; it never goes back.
+final class ManualClockResumeTests: XCTestCase {
+    func testAManualClockReopenedWithALaterStartResumesThereAndWithAnEarlierStartWhereItLeftOff() throws {
+        let h = try Harness(file: true)
+        h.advance(90)
+        XCTAssertEqual(h.now(), "2026-01-01T00:01:30.000Z")
+        h.engine.close()
+        func reopen(start: String) throws -> Engine {
+            var config = h.config
+            config["clock"] = ["mode": "manual", "start": .string(start)]
+            return try Engine(configJSON: .object(config))
+        }
+        func now(_ engine: Engine) -> String? { (try? engine.call("clock.now", [:]).get())?["now"]?.stringValue }
+
+        // A start before the stored time: the stored time.
+        var engine = try reopen(start: "2025-06-01T00:00:00.000Z")
+        XCTAssertEqual(now(engine), "2026-01-01T00:01:30.000Z")
+        engine.close()
+        // A start after it: the start, and that time is what the store keeps from then on.
+        engine = try reopen(start: "2026-03-01T00:00:00.000Z")
+        XCTAssertEqual(now(engine), "2026-03-01T00:00:00.000Z")
+        _ = engine.call("clock.advance", ["seconds": 1])
+        engine.close()
+        engine = try reopen(start: "2026-01-01T00:00:00.000Z")
+        XCTAssertEqual(now(engine), "2026-03-01T00:00:01.000Z", "never back to the first start")
+        engine.close()
+        h.engine = try reopen(start: "2026-01-01T00:00:00.000Z")  // closed by the harness
+    }
+}
