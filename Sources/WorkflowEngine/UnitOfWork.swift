@@ -307,15 +307,6 @@ final class UnitOfWork {
         queueCounts[id] = counts
     }
 
-    /// Changes a workflow in place and stages it.
-    @discardableResult
-    func modifyWorkflow<T>(_ id: String, _ body: (inout Workflow) throws(EngineError) -> T) throws(EngineError) -> T {
-        var w = try requireWorkflow(id)
-        let result = try body(&w)
-        putWorkflow(w)
-        return result
-    }
-
     /// Stages a workflow's deadline. One the committed queue already holds, for a key this call
     /// has not staged, is left out: applying it would change nothing, and reads see the same
     /// deadline either way.
