@@ -22,6 +22,12 @@ enum EventBench {
                      large.p99 / small.p99, Measure.verdict(large.p99 < 50e-6)))
     }
 
+    /// One size alone, 5,000 measured calls: `events-1000` and `events-100000`.
+    static func runOne(jobs: Int) {
+        let r = measure(jobs: jobs, samples: 5_000)
+        print(String(format: "events: %d jobs in flight: p50 %@, p99 %@", jobs, Measure.us(r.p50), Measure.us(r.p99)))
+    }
+
     /// Puts `jobs` remote runs in flight (submitted, every job accepted) and times `job.update`
     /// calls on random ones.
     static func measure(jobs: Int, samples: Int = 20_000) -> (p50: Double, p99: Double) {
