@@ -554,6 +554,12 @@ final class StoreIntegrityTests: XCTestCase {
             "UPDATE effects SET type = 'remote.teleport'",
             "UPDATE effects SET type = 'remote.poll'",
             "UPDATE effects SET type = 'cache.evict'",
+            // Every other type's members, which a submit's body lacks (or its answer key, for local.run).
+            "UPDATE effects SET type = 'remote.download'",
+            "UPDATE effects SET type = 'remote.cancel'",
+            "UPDATE effects SET type = 'notify'",
+            "UPDATE effects SET type = 'notify.withdraw'",
+            "UPDATE effects SET type = 'local.run'",
         ]
         for damage in damages {
             try restore()
