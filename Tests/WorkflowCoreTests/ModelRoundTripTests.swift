@@ -113,6 +113,13 @@ final class ModelRoundTripTests: XCTestCase {
         XCTAssertNil(RFC3339Time(parsing: "2026-01-01T00:00:60Z"), "no leap second")
         XCTAssertNil(RFC3339Time(parsing: "2026-01-01T00:00:00.Z"))
         XCTAssertNil(Timestamp(rfc3339: "yesterday"))
+        // RFC 3339 needs an offset: Z or ±hh:mm, nothing else and nothing after it.
+        for bad in ["2026-01-01T00:00:00", "2026-01-01T00:00:00.5", "2026-01-01T00:00:00X", "2026-01-01T00:00:00 Z",
+                    "2026-01-01T00:00:00+0200", "2026-01-01T00:00:00+24:00", "2026-01-01T00:00:00-01:60",
+                    "2026-01-01T00:00:00Z ", "2026-01-01T00:00:00+01:00Z"] {
+            XCTAssertNil(Timestamp(rfc3339: bad), bad)
+        }
+        XCTAssertEqual(Timestamp(rfc3339: "2025-12-31T23:30:00-00:30")?.rfc3339, "2026-01-01T00:00:00.000Z")
     }
 
     /// A damaged store can hold any integer as a time; writing it, or the span between two of
