@@ -122,7 +122,8 @@ final class PersistenceRoundTripTests: XCTestCase {
     /// bound as an empty text, not NULL.
     func testRowsLargerThanTheStoresBindChunkRoundTripWhole() throws {
         func text(_ bytes: Int, _ seed: Int) -> String {
-            // Different in every position, so that a chunk reused or cut short would show.
+            // Letters cycling from a different start in each text: one text written over another,
+            // or cut short, reads back different.
             String((0..<bytes).map { Character(Unicode.Scalar(UInt8(97 + ($0 * 7 + seed) % 26))) })
         }
         let now = Timestamp(milliseconds: 1_000)
