@@ -50,6 +50,31 @@ final class RotationTests: XCTestCase {
         }
     }
 
+    /// A long line whose front workflow is served again and again leaves a long run of passed
+    /// entries before its head; once they are over half the array they are dropped in one go.
+    /// The order stays the rule's throughout: each serve moves the front to the back.
+    func testServingTheFrontOfALongLineOverAndOverKeepsTheOrderAcrossTheCompaction() {
+        let n = 2_000
+        let ids = (0..<n).map { "wf-\($0)" }
+        var rotation = Rotation()
+        for id in ids { rotation.insert(id, lastServed: 0) }
+        for served in 1...(2 * n + 500) {
+            let front = rotation.first { _ in true }!
+            rotation.insert(front, lastServed: Int64(served))
+            if served % 500 == 0 || served == n + 1 {
+                let k = served % n
+                let order = Array(rotation)
+                // Compared whole, reported briefly (2,000 ids would bury the message).
+                XCTAssertTrue(order == Array(ids[k...] + ids[..<k]),
+                              "after \(served) serves: \(order.count) in line, from \(order.prefix(3)); expected from \(ids[k])")
+            }
+        }
+        rotation.remove("wf-7")
+        XCTAssertEqual(rotation.count, n - 1)
+        XCTAssertEqual(Array(rotation).prefix(3), ["wf-500", "wf-501", "wf-502"])
+        XCTAssertFalse(Array(rotation).contains("wf-7"))
+    }
+
     func testASnapshotKeepsItsOrderWhileTheLineMovesOn() {
         var rotation = Rotation()
         for i in 0..<5 { rotation.insert("wf-\(i)", lastServed: 0) }
