@@ -54,7 +54,8 @@ public struct StoreError: Error, CustomStringConvertible {
     }
 }
 
-/// How a file store writes the journal's entries into its tables.
+/// How a file store writes the journal's entries into its tables (an in-memory store always
+/// folds ``whenFull``).
 public enum JournalFolding: String, Sendable, CaseIterable {
     /// On a thread of its own, while the engine goes on with the next call: a call waits only
     /// for its journal entry (the default).
@@ -71,16 +72,17 @@ public enum JournalFolding: String, Sendable, CaseIterable {
 /// completion, a batch of them): its row images are one entry of the journal, an append-only
 /// file beside the store's (``JournalFile``), written before the call returns, and
 /// folded into the tables later (``JournalBacklog``), by default on a thread of its own
-/// (``JournalFolding``). docs/ARCHITECTURE.md ("The store's journal") gives the reasons.
+/// (``JournalFolding``). An in-memory store keeps the same backlog, with no file and no thread
+/// (nothing survives it). docs/ARCHITECTURE.md ("The store's journal") gives the reasons.
 public final class SQLiteStore: EngineStore {
     /// The store's connection: every commit and read of the engine, and the folder's folds.
     private var main: StoreConnection?
-    /// The journal's file; nil for an in-memory store, which has no journal (nothing to replay:
-    /// its commits are written to the tables directly).
+    /// The journal's file; nil for an in-memory store, whose journal is its backlog alone
+    /// (nothing survives the handle, so there is nothing to replay).
     private var journal: JournalFile?
     public let path: String
-    /// Journal entries not yet in the tables (nil without a journal).
-    private let backlog: JournalBacklog?
+    /// Journal entries not yet in the tables.
+    private let backlog = JournalBacklog()
     /// Folds the backlog on its own thread (``JournalFolding/background``).
     private var folder: JournalFolder?
     /// The number the next journal entry gets: entry numbers are never used twice, so that the
@@ -90,6 +92,9 @@ public final class SQLiteStore: EngineStore {
     /// journal entry carries the count it was appended after (``JournalFile``).
     private var directCommits: Int64 = 0
     private let durability: Durability
+    /// A private in-memory database (`":memory:"`): no journal file, no folder thread, nothing to
+    /// put on disk.
+    private let inMemory: Bool
     /// Journal entries the last open found appended after a commit written straight to the
     /// tables that a power loss took from the store: not replayed (the store is as it was before
     /// that commit), and reported for the engine to log.
@@ -131,17 +136,21 @@ public final class SQLiteStore: EngineStore {
     public static let walCheckpointPages = 10_000
 
     /// Opens (creating if needed) and migrates the store at `path`; `":memory:"` is a private
-    /// in-memory database. What a killed process left in the journal is written to the tables
-    /// before this returns. `journalLimit` is ``defaultJournalLimit`` or
-    /// ``defaultBackgroundJournalLimit`` (after `folding`) unless a test needs another.
+    /// in-memory database, which folds ``JournalFolding/whenFull`` whatever `folding` says. What a
+    /// killed process left in the journal is written to the tables before this returns.
+    /// `journalLimit` is ``defaultJournalLimit`` or ``defaultBackgroundJournalLimit`` (after the
+    /// folding) unless a test needs another.
     public init(path: String, durability: Durability = .normal, folding: JournalFolding = .background,
                 journalLimit: Int? = nil) throws {
         self.path = path
         let inMemory = path == ":memory:"
+        self.inMemory = inMemory
+        // An in-memory store folds on the engine's thread: a test opens engines by the thousand,
+        // and a thread each would cost more than the folds it takes off the caller.
+        let folding = inMemory ? JournalFolding.whenFull : folding
         self.folding = folding
         self.journalLimit = max(0, journalLimit ?? (folding == .background ? Self.defaultBackgroundJournalLimit
                                                                               : Self.defaultJournalLimit))
-        backlog = inMemory ? nil : JournalBacklog()
         self.durability = durability
         do {
             let queue: DatabaseQueue
@@ -163,7 +172,7 @@ public final class SQLiteStore: EngineStore {
                                  message: "the store at \(path) was written by a newer version of the library")
             }
             try migrator.migrate(queue)
-            guard let backlog else {
+            guard !inMemory else {
                 try main.claimOwnership()
                 return
             }
@@ -202,6 +211,15 @@ public final class SQLiteStore: EngineStore {
         return main.queue.inDatabase { _ in main.statements.recompilations() }
     }
 
+    /// Rows and entries waiting in the journal's backlog, for tests.
+    var backlogCounts: (rows: Int, entries: Int) { backlog.counts }
+
+    /// The rows of `table` as the tables hold them now, without folding the backlog first, for
+    /// tests.
+    func tableRowCount(_ table: String) throws -> Int {
+        try connection().read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(table)") ?? -1 }
+    }
+
     private func connection() throws -> StoreConnection {
         guard let main else { throw StoreError(code: "storeClosed", message: "the store is closed") }
         return main
@@ -229,7 +247,7 @@ public final class SQLiteStore: EngineStore {
         do {
             try flush()
             try syncFolded()
-            if backlog != nil { try main?.checkpoint() }  // a file store
+            if !inMemory { try main?.checkpoint() }  // a file store
         } catch let e as StoreError where e.code == "storeInUse" {
             // Another engine owns the store: it replayed this one's journal, and writes its own.
         } catch {
@@ -238,7 +256,7 @@ public final class SQLiteStore: EngineStore {
             let code = StoreError.code(of: error) == "storeCorrupt" ? "storeCorrupt" : "storeWriteFailed"
             failure = StoreError(code: code, message: "closing the store \(path): \(error)")
         }
-        journal?.close(syncedThrough: backlog?.syncedThrough)
+        journal?.close(syncedThrough: backlog.syncedThrough)
         journal = nil
         main?.close()
         main = nil
@@ -404,7 +422,7 @@ public final class SQLiteStore: EngineStore {
     }
 
     public func loadWorkflow(_ workflowId: String) throws -> Workflow? {
-        try foldIf(backlog?.holdsRows(ofWorkflow: workflowId) ?? false)
+        try foldIf(backlog.holdsRows(ofWorkflow: workflowId))
         let connection = try connection()
         let statements = connection.statements
         // Prepared once per connection and read in place (``FastRead``): an open loads every
@@ -526,11 +544,6 @@ public final class SQLiteStore: EngineStore {
     public func commit(_ changes: ChangeSet) throws {
         guard !changes.isEmpty else { return }
         let main = try connection()
-        guard let backlog, let journal else {
-            let images = Self.images(of: changes)
-            try main.transaction { db, statements in try TableWriter.write(changes, images, statements, db) }
-            return
-        }
         // Only rows that cannot conflict: one journal entry, once the backlog has room for it
         // (folding it on this thread if not). Otherwise the backlog is folded and the change
         // written to the tables, in one transaction.
@@ -541,7 +554,7 @@ public final class SQLiteStore: EngineStore {
             if waiting.rows + plan.rows > journalLimit || waiting.entries >= journalLimit { try flush() }
             let seq = nextJournalSeq
             let body = JournalCoding.encode(changes, plan, directCommits: directCommits)
-            try journal.append(seq: seq, body: body, syncedThrough: backlog.syncedThrough)
+            try journal?.append(seq: seq, body: body, syncedThrough: backlog.syncedThrough)
             nextJournalSeq += 1
             backlog.append(JournalBacklog.Entry(seq: seq, body: body, rows: plan.rows, workflowIds: plan.workflowIds))
             folder?.noteAppend()
@@ -554,10 +567,11 @@ public final class SQLiteStore: EngineStore {
                 try main.transaction { db, statements in
                     if let last = entries.last?.seq { try JournalBacklog.write(merged, through: last, statements, db) }
                     try TableWriter.write(changes, images, statements, db)
-                    try JournalBacklog.writeMeta(JournalBacklog.directCommitsKey, count, statements, db)
+                    // The count orders a journal file's entries against these commits at replay.
+                    if !inMemory { try JournalBacklog.writeMeta(JournalBacklog.directCommitsKey, count, statements, db) }
                 }
                 directCommits = count
-                if let last = entries.last?.seq { backlog.folded(through: last, synced: durability == .full) }
+                if let last = entries.last?.seq { backlog.folded(through: last, synced: durability == .full || inMemory) }
             }
             if backlog.unsyncedEntries >= Self.unsyncedEntriesLimit {
                 try backlog.writeLock.withEngineLock { try backlog.syncFolded(on: main) }
@@ -571,7 +585,7 @@ public final class SQLiteStore: EngineStore {
     /// reading the database file see every commit after this; the engine's own reads fold what
     /// they need themselves.
     public func flush() throws {
-        guard let backlog, !backlog.isEmpty else { return }
+        guard !backlog.isEmpty else { return }
         let main = try connection()
         try backlog.writeLock.withEngineLock { try backlog.foldAll(on: main) }
     }
@@ -580,7 +594,7 @@ public final class SQLiteStore: EngineStore {
     /// journal in its own, unsynced, transaction) wait on disk, with one synced transaction: the
     /// journal may then drop their entries.
     func syncFolded() throws {
-        guard let backlog, backlog.unsyncedEntries > 0 else { return }
+        guard backlog.unsyncedEntries > 0 else { return }
         let main = try connection()
         try backlog.writeLock.withEngineLock { try backlog.syncFolded(on: main) }
     }
@@ -595,14 +609,13 @@ public final class SQLiteStore: EngineStore {
     }
 
     /// Whether anything waits in the journal.
-    private var journalHoldsRows: Bool { !(backlog?.isEmpty ?? true) }
+    private var journalHoldsRows: Bool { !backlog.isEmpty }
 
     /// Holds every write of the store (the folder's, and its checkpoints) while `body` runs on the
     /// engine's thread: the files on disk stay as they are, as a process killed at that moment
     /// leaves them, for a test or a benchmark to copy. `body` must not use the store.
     package func withWritesHeld<T>(_ body: () throws -> T) rethrows -> T {
-        guard let backlog else { return try body() }
-        return try backlog.writeLock.withEngineLock(body)
+        try backlog.writeLock.withEngineLock(body)
     }
 
     /// The files a file store keeps (the store, SQLite's write-ahead log and shared-memory index

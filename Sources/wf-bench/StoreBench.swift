@@ -8,8 +8,9 @@ import WorkflowStore
 enum StoreBench {
     /// With `effects`, the commit also inserts and deletes an effect row, which the journal
     /// does not take: every commit is written to its tables. Without, as the engine commits a
-    /// local completion (its `local.run` effect is never stored), every commit on file goes to
-    /// the journal, which the store's thread folds beside it. An in-memory store has no journal.
+    /// local completion (its `local.run` effect is never stored), every commit goes to the
+    /// journal: on file the store's thread folds it beside the caller; in memory (a backlog with
+    /// no file) the caller folds it every 1,024 commits.
     static func run(memory: Bool, effects: Bool = true) {
         let path = memory ? ":memory:" : Driver.tempStore("store")
         defer { if !memory { Driver.remove(path) } }
@@ -72,7 +73,8 @@ enum StoreBench {
         let place = memory ? "memory" : "file"
         // Written to the tables, the slowest commit on file is usually the log's checkpoint (every
         // 10,000 pages); through the journal, a fold the folder had not finished.
-        let how = effects || memory ? "written to the tables" : "through the journal (folded by its own thread)"
+        let how = effects ? "written to the tables"
+            : memory ? "through the journal's backlog (folded by the caller when full)" : "through the journal (folded by its own thread)"
         print(String(format: "store (%@): %.1f µs per completion commit %@ (close included); slowest commit %.1f ms, close %.1f ms",
                      place, seconds / Double(n) * 1e6, how, Double(slowest) / 1e6, Double(end - closeStart) / 1e6))
     }

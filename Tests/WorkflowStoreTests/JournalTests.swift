@@ -225,6 +225,73 @@ final class JournalTests: XCTestCase {
         XCTAssertEqual(try entries(path), 0, "closing empties the journal")
     }
 
+    /// An in-memory store has no journal file (nothing survives it), but it keeps the same
+    /// backlog: a small commit of rows waits in memory, written to the tables by the next read
+    /// that needs it, as on file. A progress report then costs no SQLite transaction of its own.
+    func testAnInMemoryStoresCommitsOfRowsWaitInItsBacklogAndEveryReadSeesThem() throws {
+        let store = try SQLiteStore(path: ":memory:")
+        defer { store.close() }
+        XCTAssertEqual(store.folding, .whenFull, "no thread of its own: the caller's thread folds")
+        let w = try driveOneWorkflow(store, 1)
+        XCTAssertEqual(try store.tableRowCount("workflows"), 1, "a new workflow goes to the table")
+        XCTAssertEqual(store.backlogCounts.entries, 2, "the run started, the run finished")
+        XCTAssertEqual(try store.tableRowCount("runs"), 0, "not folded yet")
+        XCTAssertEqual(try store.workflowId(forRun: "run-1"), "wf-1", "a read folds first")
+        XCTAssertEqual(store.backlogCounts.entries, 0)
+        XCTAssertEqual(try store.tableRowCount("runs"), 1)
+        XCTAssertEqual(try store.loadWorkflow("wf-1"), w)
+        var next = try driveOneWorkflow(store, 2)
+        try commit(store, &next) { $0.runs[0].progress = 0.5 }
+        XCTAssertEqual(try store.loadWorkflow("wf-2"), next, "loading a workflow whose rows wait folds them")
+        XCTAssertEqual(store.backlogCounts.entries, 0)
+        XCTAssertEqual(try store.loadSnapshot().workflows.count, 2)
+    }
+
+    /// An in-memory store's backlog is bounded as a file store's is: the commit that would take
+    /// it past its limit folds it first, on the caller's thread, even when a thread of its own
+    /// was asked for; every report survives the folds.
+    func testAnInMemoryStoreFoldsItsBacklogOnTheCallersThreadWhenFull() throws {
+        let store = try SQLiteStore(path: ":memory:", folding: .background, journalLimit: 10)
+        defer { store.close() }
+        XCTAssertEqual(store.folding, .whenFull)
+        var w = try driveOneWorkflow(store, 1)
+        var folds = 0
+        for i in 1...50 {
+            let before = store.backlogCounts.entries
+            try commit(store, &w) { $0.runs[0].progress = Double(i) / 100 }
+            XCTAssertLessThanOrEqual(store.backlogCounts.entries, 10, "at most the limit after commit \(i)")
+            if store.backlogCounts.entries <= before { folds += 1 }
+        }
+        XCTAssertEqual(folds, 5, "one fold every ten reports")
+        XCTAssertGreaterThan(try store.tableRowCount("runs"), 0, "folded along the way")
+        XCTAssertEqual(try store.loadWorkflow("wf-1")?.runs[0].progress, 0.5)
+    }
+
+    /// A commit the backlog does not take (a template) is written with the backlog in one
+    /// transaction; when the table refuses it, the backlog keeps what it held and the tables get
+    /// none of it, in memory as on file.
+    func testAnInMemoryStoresFailedCommitLeavesItsBacklogAsItWas() throws {
+        let store = try SQLiteStore(path: ":memory:")
+        defer { store.close() }
+        let template = StoredTemplate(templateId: "tpl-1", seq: 1, name: "t", createdAt: t0, canonicalText: "{}",
+                                      sourceSchema: "app.workflow/v2")
+        var cs = ChangeSet()
+        cs.templates = [template]
+        try store.commit(cs)
+        let w = try driveOneWorkflow(store, 1)
+        XCTAssertEqual(store.backlogCounts.entries, 2)
+        XCTAssertThrowsError(try store.commit(cs), "the same template id again: refused by the table")
+        XCTAssertEqual(store.backlogCounts.entries, 2)
+        XCTAssertEqual(try store.tableRowCount("runs"), 0, "the failed transaction wrote none of the backlog")
+        let other = StoredTemplate(templateId: "tpl-2", seq: 2, name: "u", createdAt: t0, canonicalText: "{}",
+                                   sourceSchema: "app.workflow/v2")
+        cs.templates = [other]
+        try store.commit(cs)
+        XCTAssertEqual(store.backlogCounts.entries, 0, "written with the template")
+        XCTAssertEqual(try store.tableRowCount("runs"), 1)
+        XCTAssertEqual(try store.loadWorkflow("wf-1"), w)
+    }
+
     /// By default a thread of the store's own folds the journal: the rows reach the tables with
     /// no read asking for them, and the journal's file is emptied as the engine goes on.
     func testTheFolderWritesTheJournalToTheTablesOnItsOwn() throws {
