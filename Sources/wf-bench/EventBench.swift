@@ -12,8 +12,9 @@ import WorkflowEngine
 /// and the p99.9 are printed beside the percentiles.
 enum EventBench {
     struct Figures {
-        var p50: Double, p99: Double, p999: Double, mean: Double
+        var p50: Double, p99: Double, p999: Double, mean: Double, slowest: Double
         init(_ times: [Double]) {
+            slowest = times.max() ?? 0
             p50 = Measure.percentile(times, 50)
             p99 = Measure.percentile(times, 99)
             p999 = Measure.percentile(times, 99.9)
@@ -40,8 +41,8 @@ enum EventBench {
     /// One size alone, 5,000 measured calls: `events-1000` and `events-100000`.
     static func runOne(jobs: Int) {
         let r = measure(jobs: jobs, samples: 5_000)
-        print(String(format: "events: %d jobs in flight: p50 %@, p99 %@, p99.9 %@, mean %@", jobs, Measure.us(r.p50),
-                     Measure.us(r.p99), Measure.us(r.p999), Measure.us(r.mean)))
+        print(String(format: "events: %d jobs in flight: p50 %@, p99 %@, p99.9 %@, mean %@, slowest %@", jobs,
+                     Measure.us(r.p50), Measure.us(r.p99), Measure.us(r.p999), Measure.us(r.mean), Measure.us(r.slowest)))
     }
 
     /// Puts `jobs` remote runs in flight (submitted, every job accepted) and times `job.update`
