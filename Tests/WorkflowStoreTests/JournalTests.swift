@@ -177,6 +177,17 @@ private func commit(_ store: SQLiteStore, _ w: inout Workflow, effects: [Effect]
     w.markClean()
 }
 
+/// Commits template tpl-1 (a commit the journal does not take), then drives workflow 1 through
+/// commits it does take; returns the template's change set (refused if committed again) and the
+/// workflow.
+private func templateThenOneWorkflow(_ store: SQLiteStore) throws -> (ChangeSet, Workflow) {
+    var cs = ChangeSet()
+    cs.templates = [StoredTemplate(templateId: "tpl-1", seq: 1, name: "t", createdAt: t0, canonicalText: "{}",
+                                   sourceSchema: "app.workflow/v2")]
+    try store.commit(cs)
+    return (cs, try driveOneWorkflow(store, 1))
+}
+
 /// A workflow through three commits (created, a run started, the run finished), each one a
 /// change set of rows only; returns the last version.
 private func driveOneWorkflow(_ store: SQLiteStore, _ i: Int) throws -> Workflow {
@@ -273,19 +284,14 @@ final class JournalTests: XCTestCase {
     func testAnInMemoryStoresFailedCommitLeavesItsBacklogAsItWas() throws {
         let store = try SQLiteStore(path: ":memory:")
         defer { store.close() }
-        let template = StoredTemplate(templateId: "tpl-1", seq: 1, name: "t", createdAt: t0, canonicalText: "{}",
-                                      sourceSchema: "app.workflow/v2")
-        var cs = ChangeSet()
-        cs.templates = [template]
-        try store.commit(cs)
-        let w = try driveOneWorkflow(store, 1)
+        let (again, w) = try templateThenOneWorkflow(store)
         XCTAssertEqual(store.backlogCounts.entries, 2)
-        XCTAssertThrowsError(try store.commit(cs), "the same template id again: refused by the table")
+        XCTAssertThrowsError(try store.commit(again), "the same template id again: refused by the table")
         XCTAssertEqual(store.backlogCounts.entries, 2)
         XCTAssertEqual(try store.tableRowCount("runs"), 0, "the failed transaction wrote none of the backlog")
-        let other = StoredTemplate(templateId: "tpl-2", seq: 2, name: "u", createdAt: t0, canonicalText: "{}",
-                                   sourceSchema: "app.workflow/v2")
-        cs.templates = [other]
+        var cs = ChangeSet()
+        cs.templates = [StoredTemplate(templateId: "tpl-2", seq: 2, name: "u", createdAt: t0, canonicalText: "{}",
+                                       sourceSchema: "app.workflow/v2")]
         try store.commit(cs)
         XCTAssertEqual(store.backlogCounts.entries, 0, "written with the template")
         XCTAssertEqual(try store.tableRowCount("runs"), 1)
@@ -693,16 +699,9 @@ final class JournalTests: XCTestCase {
         let path = tempPath()
         defer { removeStore(path) }
         let store = try SQLiteStore(path: path, folding: .whenFull)
-        let template = StoredTemplate(templateId: "tpl-1", seq: 1, name: "t", createdAt: t0, canonicalText: "{}",
-                                      sourceSchema: "app.workflow/v2")
-        var cs = ChangeSet()
-        cs.templates = [template]
-        try store.commit(cs)
-        let w = try driveOneWorkflow(store, 1)
+        let (cs, w) = try templateThenOneWorkflow(store)
         let journal = try entries(path)
-        cs = ChangeSet()
-        cs.templates = [template]  // the same id again: refused by the table
-        XCTAssertThrowsError(try store.commit(cs))
+        XCTAssertThrowsError(try store.commit(cs), "the same template id again: refused by the table")
         XCTAssertEqual(try entries(path), journal)
         XCTAssertEqual(try count(path, "runs"), 0)
         XCTAssertEqual(try foldedThrough(path), 0)
