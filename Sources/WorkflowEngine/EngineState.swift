@@ -28,53 +28,53 @@ final class RegisteredTemplate: Sendable {
 /// has committed the same changes.
 final class EngineState {
     // Meta
-    var counters: [String: Int64] = [:]
-    var manualNow: Timestamp?
-    var online = true
-    var activeWorkflowId: String?
+    @exclusivity(unchecked) var counters: [String: Int64] = [:]
+    @exclusivity(unchecked) var manualNow: Timestamp?
+    @exclusivity(unchecked) var online = true
+    @exclusivity(unchecked) var activeWorkflowId: String?
     /// Runs of deleted workflows whose submit the host may still be sending (run id → workflow
     /// id), oldest first: a job the provider accepts for one afterwards is cancelled at once.
-    var submitsOfDeletedWorkflows = JSONObject()
+    @exclusivity(unchecked) var submitsOfDeletedWorkflows = JSONObject()
     /// Jobs the engine is cancelling that no run holds, whose cancel did not reach the provider
     /// (job id → the cancel's effect body, failures, when it goes again): see `JobsToCancel`.
-    var jobsToCancel = JSONObject()
+    @exclusivity(unchecked) var jobsToCancel = JSONObject()
 
     // Catalogue
-    var templates: [String: RegisteredTemplate] = [:]
-    var templateOrder: [String] = []
+    @exclusivity(unchecked) var templates: [String: RegisteredTemplate] = [:]
+    @exclusivity(unchecked) var templateOrder: [String] = []
     /// Canonical text → template id, so registering the same template twice returns the same id.
-    var templateByText: [String: String] = [:]
-    var tools: [String: StoredTool] = [:]
-    var providerDefaults: [String: JSONObject] = [:]
+    @exclusivity(unchecked) var templateByText: [String: String] = [:]
+    @exclusivity(unchecked) var tools: [String: StoredTool] = [:]
+    @exclusivity(unchecked) var providerDefaults: [String: JSONObject] = [:]
 
     // Workflows: summaries of all, full state of those loaded.
-    var summaries: [String: WorkflowSummary] = [:]
-    var workflows: [String: Workflow] = [:]
+    @exclusivity(unchecked) var summaries: [String: WorkflowSummary] = [:]
+    @exclusivity(unchecked) var workflows: [String: Workflow] = [:]
     /// The loaded workflows that are done and quiet (``isQuiet(_:)``), with when each was last
     /// used: the ones ``dropQuietWorkflows(keeping:)`` may drop from memory.
-    var quietLoaded: [String: UInt64] = [:]
-    private var uses: UInt64 = 0
+    @exclusivity(unchecked) var quietLoaded: [String: UInt64] = [:]
+    @exclusivity(unchecked) private var uses: UInt64 = 0
 
     // Assets loaded so far.
-    var assets: [String: Asset] = [:]
+    @exclusivity(unchecked) var assets: [String: Asset] = [:]
 
-    var outbox = Outbox()
-    var cacheEntries: [String: CacheEntry] = [:]
+    @exclusivity(unchecked) var outbox = Outbox()
+    @exclusivity(unchecked) var cacheEntries: [String: CacheEntry] = [:]
 
     // Indexes for events: runs in flight and their jobs, awaits not yet done.
-    var activeRuns: [String: String] = [:]  // runId -> workflowId
-    var jobs: [String: String] = [:]  // jobId -> runId
-    var openAwaits: [String: String] = [:]  // awaitId -> workflowId
+    @exclusivity(unchecked) var activeRuns: [String: String] = [:]  // runId -> workflowId
+    @exclusivity(unchecked) var jobs: [String: String] = [:]  // jobId -> runId
+    @exclusivity(unchecked) var openAwaits: [String: String] = [:]  // awaitId -> workflowId
 
     /// Workflows reconciled in full since tools or the network last changed, in this process
     /// (``RulesContext/isReconciled(_:)``). Not stored: after a reopen every workflow's first
     /// completion reconciles it in full.
-    var reconciled = Set<String>()
+    @exclusivity(unchecked) var reconciled = Set<String>()
 
     /// Workflow deadlines (polls, retries, await expiries, …), keyed by workflow id.
-    var timers = TimerQueue()
+    @exclusivity(unchecked) var timers = TimerQueue()
     /// Preview purge deadlines, keyed by cache entry.
-    var cacheTimers = TimerQueue()
+    @exclusivity(unchecked) var cacheTimers = TimerQueue()
 
     func counter(_ name: String) -> Int64 { counters[name] ?? 0 }
 

@@ -10,54 +10,54 @@ final class UnitOfWork {
     let store: EngineStore
     let config: EngineConfig
     let settings: RuleSettings
-    var now: Timestamp
+    @exclusivity(unchecked) var now: Timestamp
 
     // Staged changes
-    private(set) var meta: [String: JSON] = [:]
+    @exclusivity(unchecked) private(set) var meta: [String: JSON] = [:]
     /// Counters this call advanced, and their last values: a few names ("run", "as", "effect"),
     /// looked up by comparing names, which costs less than hashing them.
-    private var counters: [(name: String, value: Int64)] = []
-    private(set) var templates: [RegisteredTemplate] = []
-    private(set) var tools: [String: StoredTool] = [:]
-    private(set) var providerDefaults: [String: JSONObject?] = [:]
+    @exclusivity(unchecked) private var counters: [(name: String, value: Int64)] = []
+    @exclusivity(unchecked) private(set) var templates: [RegisteredTemplate] = []
+    @exclusivity(unchecked) private(set) var tools: [String: StoredTool] = [:]
+    @exclusivity(unchecked) private(set) var providerDefaults: [String: JSONObject?] = [:]
     /// Workflows this call touched: their working copies, and the committed versions.
-    private(set) var workflows: [String: Workflow] = [:]
+    @exclusivity(unchecked) private(set) var workflows: [String: Workflow] = [:]
     /// Job ids given to runs during this call: job id → (run id, workflow id).
-    private(set) var stagedJobs: [String: (runId: String, workflowId: String)] = [:]
-    private(set) var originals: [String: Workflow?] = [:]
-    private(set) var deletedWorkflows: Set<String> = []
-    private(set) var touchOrder: [String] = []
-    private(set) var assets: [String: Asset?] = [:]
-    private(set) var newEffects: [Effect] = []
-    private(set) var takenSeqs: Set<Int64> = []
-    private(set) var deletedSeqs: Set<Int64> = []
+    @exclusivity(unchecked) private(set) var stagedJobs: [String: (runId: String, workflowId: String)] = [:]
+    @exclusivity(unchecked) private(set) var originals: [String: Workflow?] = [:]
+    @exclusivity(unchecked) private(set) var deletedWorkflows: Set<String> = []
+    @exclusivity(unchecked) private(set) var touchOrder: [String] = []
+    @exclusivity(unchecked) private(set) var assets: [String: Asset?] = [:]
+    @exclusivity(unchecked) private(set) var newEffects: [Effect] = []
+    @exclusivity(unchecked) private(set) var takenSeqs: Set<Int64> = []
+    @exclusivity(unchecked) private(set) var deletedSeqs: Set<Int64> = []
     /// Effects nothing answers taken by this call's takes, acknowledged by its next take.
-    private var takenUnanswerableInCall: [Int64] = []
-    private(set) var cacheEntries: [String: CacheEntry?] = [:]
-    private(set) var metrics: [MetricEvent] = []
-    var metricsDeletedThrough: Int64?
-    var timers = TimerQueue.Staged()
-    var setAsideTimers: [TimerQueue.Entry] = []
-    var cacheTimers = TimerQueue.Staged()
-    var setAsideCacheTimers: [TimerQueue.Entry] = []
-    private var logs: [(Logger.Level, Logger.Message, Logger.Metadata)] = []
-    private(set) var online: Bool?
-    private(set) var activeWorkflowId: String??
+    @exclusivity(unchecked) private var takenUnanswerableInCall: [Int64] = []
+    @exclusivity(unchecked) private(set) var cacheEntries: [String: CacheEntry?] = [:]
+    @exclusivity(unchecked) private(set) var metrics: [MetricEvent] = []
+    @exclusivity(unchecked) var metricsDeletedThrough: Int64?
+    @exclusivity(unchecked) var timers = TimerQueue.Staged()
+    @exclusivity(unchecked) var setAsideTimers: [TimerQueue.Entry] = []
+    @exclusivity(unchecked) var cacheTimers = TimerQueue.Staged()
+    @exclusivity(unchecked) var setAsideCacheTimers: [TimerQueue.Entry] = []
+    @exclusivity(unchecked) private var logs: [(Logger.Level, Logger.Message, Logger.Metadata)] = []
+    @exclusivity(unchecked) private(set) var online: Bool?
+    @exclusivity(unchecked) private(set) var activeWorkflowId: String??
     /// Workflows this call reconciled in full, and whether something gating reads outside the
     /// workflows (tools, the network) changed: then only those reconciled since count as up to
     /// date (``isReconciled(_:)``).
-    private var reconciledNow = Set<String>()
-    private var gatingInputsChanged = false
+    @exclusivity(unchecked) private var reconciledNow = Set<String>()
+    @exclusivity(unchecked) private var gatingInputsChanged = false
     /// Queue counts of the workflows this call touched, and their sum minus what was committed:
     /// the scheduler reads its totals in O(1) however many workflows a call (or a batch) touches.
-    private(set) var queueCounts: [String: QueueCounts] = [:]
-    private(set) var queueDelta = QueueCounts()
+    @exclusivity(unchecked) private(set) var queueCounts: [String: QueueCounts] = [:]
+    @exclusivity(unchecked) private(set) var queueDelta = QueueCounts()
     /// The workflows that started waiting in each queue during this call (nothing of theirs was
     /// queued there before), in the order they did: their place in the line among workflows
     /// served equally long ago (docs/OPS.md section 19, Scheduling).
-    private(set) var startedWaiting: (remote: [String: Int], local: [String: Int]) = ([:], [:])
+    @exclusivity(unchecked) private(set) var startedWaiting: (remote: [String: Int], local: [String: Int]) = ([:], [:])
     /// The committed counts of a workflow, from the scheduler's index.
-    var committedQueueCounts: (String) -> QueueCounts = { _ in QueueCounts() }
+    @exclusivity(unchecked) var committedQueueCounts: (String) -> QueueCounts = { _ in QueueCounts() }
 
     init(state: EngineState, store: EngineStore, config: EngineConfig, settings: RuleSettings, now: Timestamp) {
         self.state = state
@@ -126,7 +126,7 @@ final class UnitOfWork {
         return found
     }
 
-    private var lastTemplate: RegisteredTemplate?
+    @exclusivity(unchecked) private var lastTemplate: RegisteredTemplate?
 
     func templateId(forCanonicalText text: String) -> String? {
         templates.first { $0.stored.canonicalText == text }?.templateId ?? state.templateByText[text]

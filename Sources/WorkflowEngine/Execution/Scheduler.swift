@@ -47,13 +47,13 @@ final class Scheduler {
         }
     }
 
-    private(set) var remote = Queue()
-    private(set) var local = Queue()
+    @exclusivity(unchecked) private(set) var remote = Queue()
+    @exclusivity(unchecked) private(set) var local = Queue()
     /// Each workflow's committed counts (absent: nothing queued or running): one lookup answers
     /// both queues.
-    private var committedByWorkflow: [String: QueueCounts] = [:]
+    @exclusivity(unchecked) private var committedByWorkflow: [String: QueueCounts] = [:]
     /// Workflows served in the current call, to move to the back once it commits.
-    private var served: [ResourceClass: [String]] = [:]
+    @exclusivity(unchecked) private var served: [ResourceClass: [String]] = [:]
 
     func queue(_ c: ResourceClass) -> Queue { c == .remote ? remote : local }
 
