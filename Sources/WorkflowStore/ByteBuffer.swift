@@ -37,6 +37,25 @@ final class ByteBuffer: JSONByteSink {
 
     func appendBytes(_ bytes: [UInt8]) { bytes.withUnsafeBytes { appendBytes($0) } }
 
+    /// `bytes` between double quotes, with one capacity check.
+    @inline(__always) func appendQuoted(_ bytes: UnsafeRawBufferPointer) {
+        let n = bytes.count
+        if count + n + 2 > capacity { grow(to: count + n + 2) }
+        let p = base + count
+        p.storeBytes(of: 0x22, as: UInt8.self)
+        if n > 0 { (p + 1).copyMemory(from: bytes.baseAddress!, byteCount: n) }
+        p.storeBytes(of: 0x22, toByteOffset: n + 1, as: UInt8.self)
+        count += n + 2
+    }
+
+    /// Appends `count` bytes that `body` stores at the pointer it is given, with one capacity
+    /// check for all of them (a key with its quotes and colon, a string with its quotes).
+    @inline(__always) func append(count n: Int, _ body: (UnsafeMutableRawPointer) -> Void) {
+        if count + n > capacity { grow(to: count + n) }
+        body(base + count)
+        count += n
+    }
+
     private func grow(to needed: Int) {
         var next = capacity * 2
         while next < needed { next *= 2 }

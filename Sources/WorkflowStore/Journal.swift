@@ -383,20 +383,27 @@ struct ByteWriter {
         out.appendBytes(b)
     }
 
-    func string(_ s: String) {
-        var copy = s
-        copy.withUTF8 { utf8 in
-            varint(UInt64(utf8.count))
-            out.appendBytes(UnsafeRawBufferPointer(utf8))
-        }
-    }
+    func string(_ s: String) { string(s, lengthPlus: 0) }
 
     /// Absent is length 0; present is its length plus one.
     func string(_ s: String?) {
-        guard var copy = s else { return varint(0) }
-        copy.withUTF8 { utf8 in
-            varint(UInt64(utf8.count) + 1)
+        guard let s else { return varint(0) }
+        string(s, lengthPlus: 1)
+    }
+
+    /// The length (plus `extra`) and the bytes; in place where the string's bytes are contiguous
+    /// (always, for native strings: no copy of the string is made to reach them).
+    private func string(_ s: String, lengthPlus extra: UInt64) {
+        let done: Void? = s.utf8.withContiguousStorageIfAvailable { utf8 in
+            varint(UInt64(utf8.count) + extra)
             out.appendBytes(UnsafeRawBufferPointer(utf8))
+        }
+        if done == nil {
+            var copy = s
+            copy.withUTF8 { utf8 in
+                varint(UInt64(utf8.count) + extra)
+                out.appendBytes(UnsafeRawBufferPointer(utf8))
+            }
         }
     }
 }

@@ -47,7 +47,7 @@ enum RecordCoding {
                          details: o["details"]?.objectValue ?? [:],
                          isInterruption: o["interruption"]?.boolValue ?? impliesInterruption(code))
     }
-    private static func impliesInterruption(_ code: String) -> Bool { code == NodeError.interrupted.code }
+    static func impliesInterruption(_ code: String) -> Bool { code == NodeError.interrupted.code }
 
     // MARK: Nodes
 

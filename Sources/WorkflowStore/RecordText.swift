@@ -20,7 +20,7 @@ extension RecordCoding {
         w.key("kind"); w.string(r.kind)
         w.key("trigger"); w.string(r.trigger.rawValue)
         w.key("status"); w.string(r.status.rawValue)
-        w.key("params"); w.json(.object(r.params))
+        w.key("params"); w.object(r.params)
         w.key("inputs"); w.portMap(r.inputs)
         w.key("idempotencyKey"); w.string(r.idempotencyKey)
         if let j = r.jobId { w.key("jobId"); w.string(j) }
@@ -50,7 +50,7 @@ extension RecordCoding {
         w.key("createdAt"); w.int(r.createdAt.milliseconds)
         if let t = r.startedAt { w.key("startedAt"); w.int(t.milliseconds) }
         if let t = r.finishedAt { w.key("finishedAt"); w.int(t.milliseconds) }
-        if let e = r.error { w.key("error"); w.json(error(e)) }
+        if let e = r.error { w.key("error"); w.error(e) }
     }
 }
 
@@ -69,13 +69,13 @@ extension RecordCoding {
     /// ``nodeBytes(_:)`` into `w`, to be finished by the caller.
     static func writeNode(_ n: NodeInstance, _ w: inout RecordText) {
         w.key("state"); w.string(n.state.rawValue)
-        if let r = n.blockedReason { w.key("blockedReason"); w.json(blockedReason(r)) }
-        if !n.params.isEmpty { w.key("params"); w.json(.object(n.params)) }
+        if let r = n.blockedReason { w.key("blockedReason"); w.blockedReason(r) }
+        if !n.params.isEmpty { w.key("params"); w.object(n.params) }
         if !n.bindings.isEmpty { w.key("bindings"); w.portMap(n.bindings) }
         if !n.inputSelections.isEmpty { w.key("inputSelections"); w.portMap(n.inputSelections) }
         if !n.outputs.isEmpty { w.key("outputs"); w.portMap(n.outputs) }
         if let r = n.currentRunId { w.key("currentRunId"); w.string(r) }
-        if let e = n.lastError { w.key("lastError"); w.json(error(e)) }
+        if let e = n.lastError { w.key("lastError"); w.error(e) }
         w.key("attempts"); w.int(n.attempts)
         w.key("updatedAt"); w.int(n.updatedAt.milliseconds)
     }
@@ -97,15 +97,15 @@ extension RecordCoding {
         w.key("uri"); w.string(a.uri)
         if let b = a.bytes { w.key("bytes"); w.int(b) }
         if let h = a.hash { w.key("hash"); w.string(h) }
-        w.key("meta"); w.json(.object(a.meta))
+        w.key("meta"); w.object(a.meta)
         if let p = a.provenance {
             w.key("provenance")
-            var inner = RecordText()
-            inner.key("workflowId"); inner.string(p.workflowId)
-            inner.key("nodeId"); inner.string(p.nodeId)
-            inner.key("runId"); inner.string(p.runId)
-            inner.key("port"); inner.string(p.port)
-            w.append(inner.finish())
+            w.object { w in
+                w.key("workflowId"); w.string(p.workflowId)
+                w.key("nodeId"); w.string(p.nodeId)
+                w.key("runId"); w.string(p.runId)
+                w.key("port"); w.string(p.port)
+            }
         }
     }
 }
@@ -145,13 +145,29 @@ struct RecordText {
     mutating func literal(_ s: StaticString) { out.appendBytes(Self.bytes(s)) }
 
     /// Opens the object before the first member; keys are plain ASCII names, never escaped.
+    /// Written with one capacity check: `{` or `,`, the quoted key and the colon.
     mutating func key(_ k: StaticString) {
-        out.appendByte(first ? 0x7B : 0x2C)
+        let n = k.utf8CodeUnitCount
+        let opening: UInt8 = first ? 0x7B : 0x2C
         first = false
-        out.appendByte(0x22)
-        out.appendBytes(Self.bytes(k))
-        out.appendByte(0x22)
-        out.appendByte(0x3A)
+        out.append(count: n + 4) { p in
+            p.storeBytes(of: opening, as: UInt8.self)
+            p.storeBytes(of: 0x22, toByteOffset: 1, as: UInt8.self)
+            (p + 2).copyMemory(from: k.utf8Start, byteCount: n)
+            p.storeBytes(of: 0x22, toByteOffset: n + 2, as: UInt8.self)
+            p.storeBytes(of: 0x3A, toByteOffset: n + 3, as: UInt8.self)
+        }
+    }
+
+    /// A nested object as the value of the member just keyed: `body` writes its members (an
+    /// object with none is `{}`), in the same buffer.
+    mutating func object(_ body: (inout RecordText) -> Void) {
+        let outer = first
+        first = true
+        body(&self)
+        if first { out.appendByte(0x7B) }
+        out.appendByte(0x7D)
+        first = outer
     }
 
     mutating func int(_ i: Int) { int(Int64(i)) }
@@ -176,6 +192,22 @@ struct RecordText {
             out.appendByte(0x7D)
             return
         }
+        if m.count == 2 {  // two ports (a node with two inputs): in order, without sorting a copy
+            var i = m.startIndex
+            let a = m[i]
+            m.formIndex(after: &i)
+            let b = m[i]
+            let (x, y) = a.key < b.key ? (a, b) : (b, a)
+            string(x.key)
+            out.appendByte(0x3A)
+            string(x.value)
+            out.appendByte(0x2C)
+            string(y.key)
+            out.appendByte(0x3A)
+            string(y.value)
+            out.appendByte(0x7D)
+            return
+        }
         var firstMember = true
         for (k, v) in m.sorted(by: { $0.key < $1.key }) {
             if !firstMember { out.appendByte(0x2C) }
@@ -192,6 +224,34 @@ struct RecordText {
 
     /// Any other value, through the writer itself.
     mutating func json(_ v: JSON) { JSONWriter.write(v, into: &out) }
+
+    /// An object value (params, details): `{}` at once when it has no member.
+    mutating func object(_ o: JSONObject) {
+        if o.isEmpty { literal("{}") } else { JSONWriter.write(.object(o), into: &out) }
+    }
+
+    /// A node's or run's error as ``RecordCoding/error(_:)-swift.type.method`` encodes it,
+    /// written straight into the text.
+    mutating func error(_ e: NodeError) {
+        object { w in
+            w.key("code"); w.string(e.code)
+            w.key("message"); w.string(e.message)
+            if let h = e.hint { w.key("hint"); w.string(h) }
+            if !e.details.isEmpty { w.key("details"); w.object(e.details) }
+            if e.isInterruption != RecordCoding.impliesInterruption(e.code) {
+                w.key("interruption"); w.literal(e.isInterruption ? "true" : "false")
+            }
+        }
+    }
+
+    /// A blocked reason as ``RecordCoding/blockedReason(_:)`` encodes it.
+    mutating func blockedReason(_ r: BlockedReason) {
+        object { w in
+            w.key("code"); w.string(r.code)
+            w.key("message"); w.string(r.message)
+            if !r.details.isEmpty { w.key("details"); w.object(r.details) }
+        }
+    }
 
     /// The text's bytes; an object with no member is `{}`.
     mutating func finish() -> [UInt8] {

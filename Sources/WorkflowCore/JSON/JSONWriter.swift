@@ -3,6 +3,16 @@
 public protocol JSONByteSink {
     mutating func appendByte(_ byte: UInt8)
     mutating func appendBytes(_ bytes: UnsafeRawBufferPointer)
+    /// `bytes` between double quotes (a string that needs no escape).
+    mutating func appendQuoted(_ bytes: UnsafeRawBufferPointer)
+}
+
+extension JSONByteSink {
+    @inlinable public mutating func appendQuoted(_ bytes: UnsafeRawBufferPointer) {
+        appendByte(0x22)
+        appendBytes(bytes)
+        appendByte(0x22)
+    }
 }
 
 extension Array: JSONByteSink where Element == UInt8 {
@@ -134,6 +144,14 @@ public struct JSONWriter {
             appendLiteral("null", into: &out)
             return
         }
+        // A whole number below 10^15 is its digits and ".0", as `description` writes it (which
+        // switches to an exponent only from 10^16), without making a string: a run's progress
+        // is 1 when it ends. Negative zero keeps its sign through `description`.
+        if d == d.rounded(.towardZero), d.magnitude < 1e15, !(d == 0 && d.sign == .minus) {
+            writeInt(Int64(d), into: &out)
+            appendLiteral(".0", into: &out)
+            return
+        }
         // Swift's description is the shortest text that round-trips, and always shows a
         // fraction or an exponent ("4.0", "1e-05"), so a real stays a real.
         var text = d.description
@@ -141,6 +159,10 @@ public struct JSONWriter {
     }
 
     @usableFromInline static let hex: [UInt8] = Array("0123456789abcdef".utf8)
+
+    /// "00" through "99", for ``writeInt(_:into:)``.
+    @usableFromInline static let digitPairs: StaticString =
+        "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899"
 
     @inlinable @inline(__always)
     static func appendLiteral<Sink: JSONByteSink>(_ s: StaticString, into out: inout Sink) {
@@ -159,10 +181,23 @@ public struct JSONWriter {
         var magnitude = i.magnitude
         withUnsafeMutableBytes(of: &digits) { buf in
             var at = buf.count
-            while magnitude > 0 {
+            // Two digits at a time (a timestamp in milliseconds has 13), from a table of pairs.
+            let pairs = digitPairs.utf8Start
+            while magnitude >= 100 {
+                let pair = Int(magnitude % 100) &* 2
+                magnitude /= 100
+                at -= 2
+                buf[at] = pairs[pair]
+                buf[at + 1] = pairs[pair + 1]
+            }
+            if magnitude >= 10 {
+                let pair = Int(magnitude) &* 2
+                at -= 2
+                buf[at] = pairs[pair]
+                buf[at + 1] = pairs[pair + 1]
+            } else if magnitude > 0 {
                 at -= 1
-                buf[at] = 0x30 + UInt8(magnitude % 10)
-                magnitude /= 10
+                buf[at] = 0x30 + UInt8(magnitude)
             }
             if i < 0 {
                 at -= 1
@@ -172,10 +207,48 @@ public struct JSONWriter {
         }
     }
 
-    /// Appends `s` as a JSON string, escaped as this writer escapes. Runs of bytes that need no
-    /// escape are copied whole.
+    /// Appends `s` as a JSON string, escaped as this writer escapes. A string with nothing to
+    /// escape (ids, names, states: nearly every string a record holds) is copied whole, after a
+    /// scan of eight bytes at a time; otherwise runs of bytes that need no escape are copied whole.
     @inlinable
     public static func writeString<Sink: JSONByteSink>(_ s: String, into out: inout Sink) {
+        let copied: Bool? = s.utf8.withContiguousStorageIfAvailable { utf8 in
+            guard !needsEscape(utf8) else { return false }
+            out.appendQuoted(UnsafeRawBufferPointer(utf8))
+            return true
+        }
+        if copied != true { writeEscaped(s, into: &out) }
+    }
+
+    /// Whether any byte of `utf8` needs an escape (a control character, a quote, a backslash):
+    /// eight bytes at a time, then the rest one by one.
+    @inlinable
+    static func needsEscape(_ utf8: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let p = utf8.baseAddress else { return false }
+        let n = utf8.count
+        var i = 0
+        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+        while i + 8 <= n {
+            let x = UnsafeRawPointer(p + i).loadUnaligned(as: UInt64.self)
+            // A byte below 0x20, or equal to a quote or a backslash, sets its high bit here
+            // (exact: a byte of 0x80 or more never does).
+            let control = (x &- ones &* 0x20) & ~x & highs
+            let quote = x ^ (ones &* 0x22), backslash = x ^ (ones &* 0x5C)
+            let equal = ((quote &- ones) & ~quote & highs) | ((backslash &- ones) & ~backslash & highs)
+            if control | equal != 0 { return true }
+            i += 8
+        }
+        while i < n {
+            let b = p[i]
+            if b < 0x20 || b == 0x22 || b == 0x5C { return true }
+            i += 1
+        }
+        return false
+    }
+
+    /// ``writeString(_:into:)`` for a string that has something to escape.
+    @inlinable
+    static func writeEscaped<Sink: JSONByteSink>(_ s: String, into out: inout Sink) {
         out.appendByte(0x22)
         var s = s
         s.withUTF8 { buf in
