@@ -1,3 +1,4 @@
+import Foundation
 import WorkflowCore
 import XCTest
 
@@ -41,6 +42,56 @@ final class ModelRoundTripTests: XCTestCase {
         for (value, text) in cases {
             XCTAssertEqual(JSON.string(value).compactText, text)
             XCTAssertEqual(try JSON(parsing: text), .string(value))
+        }
+    }
+
+    /// Reals are written as Swift describes them (the shortest text that reads back the same),
+    /// the whole ones below 10^15 too, which the writer spells without asking for a description.
+    func testRealsAreWrittenAsSwiftDescribesThemWholeOnesIncluded() {
+        var rng = SplitMix64(seed: 4)
+        var values: [Double] = [0, -0.0, 1, -1, 2, 10, 2.5, 0.1, 1e-05, 999_999_999_999_999, 1e15 - 1, 1e15, -1e15,
+                                1e15 + 1, 1e16, -1e16, 123_456_789_012_345, 4_503_599_627_370_496.5, 9_007_199_254_740_992,
+                                .greatestFiniteMagnitude, -.greatestFiniteMagnitude, .leastNonzeroMagnitude]
+        for _ in 0..<500 {
+            values.append(Double(Int64(bitPattern: rng.next()) >> Int64(rng.next() % 63)))  // whole, any size
+            let bits = Double(bitPattern: rng.next())
+            if bits.isFinite { values.append(bits) }
+        }
+        for d in values {
+            XCTAssertEqual(JSON.double(d).compactText, d.description, "\(d)")
+        }
+        for d in [Double.infinity, -.infinity, .nan] { XCTAssertEqual(JSON.double(d).compactText, "null") }
+    }
+
+    /// A character that needs an escape is found wherever it stands, in strings of every length
+    /// (the writer looks at eight bytes at a time, then the rest one by one).
+    func testACharacterToEscapeIsFoundAtEveryPositionOfAStringOfAnyLength() {
+        func reference(_ s: String) -> String {
+            var out = "\""
+            for u in s.unicodeScalars {
+                switch u {
+                case "\"": out += "\\\""
+                case "\\": out += "\\\\"
+                case "\n": out += "\\n"
+                case "\r": out += "\\r"
+                case "\t": out += "\\t"
+                case "\u{08}": out += "\\b"
+                case "\u{0C}": out += "\\f"
+                case _ where u.value < 0x20: out += String(format: "\\u%04x", u.value)
+                default: out.unicodeScalars.append(u)
+                }
+            }
+            return out + "\""
+        }
+        for length in 1..<26 {
+            for position in 0..<length {
+                for special in ["\"", "\\", "\n", "\u{01}", "\u{1F}", "\u{7F}", " ", "é", "\u{80}"] {
+                    var chars = Array(repeating: "a", count: length)
+                    chars[position] = special
+                    let s = chars.joined()
+                    XCTAssertEqual(JSON.string(s).compactText, reference(s), "\(length) \(position) \(special.unicodeScalars.first!.value)")
+                }
+            }
         }
     }
 
