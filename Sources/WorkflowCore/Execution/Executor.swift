@@ -107,12 +107,14 @@ public struct Executor {
         for m in graph.order {
             if moved[m] || graph.predecessors[m].contains(where: { moved[$0] }) {
                 // What gating a consumer reads of its producer, compared before and after: its
-                // state, outputs, and whether its failure is an interruption (its taint is
-                // compared below). Not its blocked message or error text: a consumer waiting on
-                // it waits the same way whatever they say.
-                let before = (wf.nodes[m].state, wf.nodes[m].outputs, wf.nodes[m].lastError?.isInterruption)
+                // state as gating tells states apart (``gatingClass(_:)``: a producer going
+                // from blocked to ready, or ready to running, leaves its consumers waiting as
+                // they were), its outputs, and whether its failure is an interruption (its taint
+                // is compared below). Not its blocked message or error text: a consumer waiting
+                // on it waits the same way whatever they say.
+                let before = (Self.gatingClass(wf.nodes[m].state), wf.nodes[m].outputs, wf.nodes[m].lastError?.isInterruption)
                 try reconcileNode(&wf, m, taints: taints)
-                if wf.nodes[m].state != before.0 || wf.nodes[m].outputs != before.1
+                if Self.gatingClass(wf.nodes[m].state) != before.0 || wf.nodes[m].outputs != before.1
                     || wf.nodes[m].lastError?.isInterruption != before.2
                 {
                     moved[m] = true
@@ -129,6 +131,19 @@ public struct Executor {
         try reconcile(&full)
         assert(full == wf, "the incremental reconcile after a change to '\(wf.nodes[n].nodeId)' missed what the full one does")
         #endif
+    }
+
+    /// A producer's state as gating its consumers reads it (``gate(_:_:taints:ignoreNetwork:)``):
+    /// succeeded (its outputs count), skipped, failed, cancelled, or anything else (its consumers
+    /// wait for it, whatever it is doing).
+    static func gatingClass(_ state: NodeState) -> UInt8 {
+        switch state {
+        case .succeeded: 1
+        case .skipped: 2
+        case .failed: 3
+        case .cancelled: 4
+        default: 0
+        }
     }
 
     /// One node's step of the reconcile, its producers' taints known.
