@@ -135,13 +135,13 @@ public final class Engine: @unchecked Sendable {
 
     /// Settles a mutating call (schedules what can start, refreshes summaries and timers) and commits it.
     func finish(_ uow: UnitOfWork) throws(EngineError) {
-        let summaries = try settle(uow)
+        try settle(uow)
         guard uow.hasChanges else {
             uow.rollback()
             scheduler.rolledBack()
             return
         }
-        try uow.commit(summaries: summaries, logger: logger)
+        try uow.commit(logger: logger)
         scheduler.committed(uow)
     }
 }

@@ -20,13 +20,12 @@ final class UnitOfWork {
     @exclusivity(unchecked) private(set) var templates: [RegisteredTemplate] = []
     @exclusivity(unchecked) private(set) var tools: [String: StoredTool] = [:]
     @exclusivity(unchecked) private(set) var providerDefaults: [String: JSONObject?] = [:]
-    /// Workflows this call touched: their working copies, and the committed versions.
-    @exclusivity(unchecked) private(set) var workflows: [String: Workflow] = [:]
+    /// Workflows this call touched, each with its working copy, its committed version and what
+    /// the call worked out about it (``StagedWorkflow``), by id and in the order first touched.
+    @exclusivity(unchecked) private var staged: [String: StagedWorkflow] = [:]
+    @exclusivity(unchecked) private(set) var touched: [StagedWorkflow] = []
     /// Job ids given to runs during this call: job id → (run id, workflow id).
     @exclusivity(unchecked) private(set) var stagedJobs: [String: (runId: String, workflowId: String)] = [:]
-    @exclusivity(unchecked) private(set) var originals: [String: Workflow?] = [:]
-    @exclusivity(unchecked) private(set) var deletedWorkflows: Set<String> = []
-    @exclusivity(unchecked) private(set) var touchOrder: [String] = []
     @exclusivity(unchecked) private(set) var assets: [String: Asset?] = [:]
     @exclusivity(unchecked) private(set) var newEffects: [Effect] = []
     @exclusivity(unchecked) private(set) var takenSeqs: Set<Int64> = []
@@ -48,9 +47,9 @@ final class UnitOfWork {
     /// date (``isReconciled(_:)``).
     @exclusivity(unchecked) private var reconciledNow = Set<String>()
     @exclusivity(unchecked) private var gatingInputsChanged = false
-    /// Queue counts of the workflows this call touched, and their sum minus what was committed:
-    /// the scheduler reads its totals in O(1) however many workflows a call (or a batch) touches.
-    @exclusivity(unchecked) private(set) var queueCounts: [String: QueueCounts] = [:]
+    /// The sum of the touched workflows' queue counts (``StagedWorkflow/counts``) minus what was
+    /// committed: the scheduler reads its totals in O(1) however many workflows a call (or a
+    /// batch) touches.
     @exclusivity(unchecked) private(set) var queueDelta = QueueCounts()
     /// The workflows that started waiting in each queue during this call (nothing of theirs was
     /// queued there before), in the order they did: their place in the line among workflows
@@ -69,7 +68,7 @@ final class UnitOfWork {
 
     var hasChanges: Bool {
         !meta.isEmpty || !counters.isEmpty || !templates.isEmpty || !tools.isEmpty || !providerDefaults.isEmpty
-            || !workflows.isEmpty || !deletedWorkflows.isEmpty || !assets.isEmpty || !newEffects.isEmpty
+            || !touched.isEmpty || !assets.isEmpty || !newEffects.isEmpty
             || !takenSeqs.isEmpty || !deletedSeqs.isEmpty || !cacheEntries.isEmpty || !metrics.isEmpty
             || metricsDeletedThrough != nil || online != nil || activeWorkflowId != nil
     }
@@ -169,8 +168,7 @@ final class UnitOfWork {
 
     /// The workflow as this call sees it, loading it from the store on first use.
     func workflow(_ id: String) throws(EngineError) -> Workflow? {
-        if let w = workflows[id] { return w }
-        if deletedWorkflows.contains(id) { return nil }
+        if let s = staged[id] { return s.working }  // nil once deleted
         if let w = state.workflows[id] {
             state.noteRead(id)
             return w
@@ -283,20 +281,35 @@ final class UnitOfWork {
         return w
     }
 
+    /// The staging of workflow `id`, made on its first touch in this call.
+    private func staging(_ id: String) -> StagedWorkflow {
+        if let s = staged[id] { return s }
+        let s = StagedWorkflow(id: id, original: state.workflows[id], counts: committedQueueCounts(id))
+        staged[id] = s
+        touched.append(s)
+        return s
+    }
+
+    /// What this call staged of workflow `id`, if it touched it.
+    func stagedEntry(_ id: String) -> StagedWorkflow? { staged[id] }
+
+    /// The call's version of workflow `id` if it touched it (nil when it did not, or deleted it).
+    func stagedWorkflow(_ id: String) -> Workflow? { staged[id]?.working }
+
+    /// The queue counts this call staged for workflow `id`, if it touched it.
+    func stagedCounts(_ id: String) -> QueueCounts? { staged[id]?.counts }
+
     /// Stages a new or changed workflow.
     func putWorkflow(_ w: Workflow) {
         let id = w.workflowId
-        if originals.index(forKey: id) == nil {  // without copying the original out
-            originals[id] = .some(state.workflows[id])
-            touchOrder.append(id)
-        }
-        workflows[id] = w
+        let s = staging(id)
+        s.working = w
         // Runs written during the call are the touched ones (a loaded workflow starts clean).
         for i in w.runs.wholesale ? Array(w.runs.indices) : w.runs.touched where i < w.runs.count {
             if let jobId = w.runs[i].jobId { stagedJobs[jobId] = (w.runs[i].runId, id) }
         }
         let counts = QueueCounts(w)
-        let before = queueCounts[id] ?? committedQueueCounts(id)
+        let before = s.counts
         queueDelta.add(counts, minus: before)
         if before.queuedRemote == 0, counts.queuedRemote > 0, startedWaiting.remote[id] == nil {
             startedWaiting.remote[id] = startedWaiting.remote.count
@@ -304,7 +317,7 @@ final class UnitOfWork {
         if before.queuedLocal == 0, counts.queuedLocal > 0, startedWaiting.local[id] == nil {
             startedWaiting.local[id] = startedWaiting.local.count
         }
-        queueCounts[id] = counts
+        s.counts = counts
     }
 
     /// Stages a workflow's deadline. One the committed queue already holds, for a key this call
@@ -331,25 +344,25 @@ final class UnitOfWork {
     func markReconciled(_ workflowId: String) { reconciledNow.insert(workflowId) }
 
     func deleteWorkflow(_ id: String) {
-        if originals.index(forKey: id) == nil {
-            originals[id] = .some(state.workflows[id])
-            touchOrder.append(id)
-        }
-        workflows[id] = nil
-        deletedWorkflows.insert(id)
-        queueDelta.add(QueueCounts(), minus: queueCounts[id] ?? committedQueueCounts(id))
-        queueCounts[id] = QueueCounts()
+        let s = staging(id)
+        s.working = nil
+        s.deleted = true
+        queueDelta.add(QueueCounts(), minus: s.counts)
+        s.counts = QueueCounts()
     }
+
+    /// Whether this call deleted workflow `id`.
+    func deleted(_ id: String) -> Bool { staged[id]?.deleted ?? false }
 
     /// Ids of every workflow, committed or new in this call, minus deleted, in creation order.
     func allWorkflowIds() -> [String] {
-        var seqs: [(Int64, String)] = state.summaries.values.filter { !deletedWorkflows.contains($0.workflowId) }
+        var seqs: [(Int64, String)] = state.summaries.values.filter { !deleted($0.workflowId) }
             .map { ($0.seq, $0.workflowId) }
-        for (id, w) in workflows where state.summaries[id] == nil { seqs.append((w.seq, id)) }
+        for s in touched where state.summaries[s.id] == nil { if let w = s.working { seqs.append((w.seq, s.id)) } }
         return seqs.sorted { $0.0 < $1.0 }.map(\.1)
     }
 
-    var touchedWorkflowIds: [String] { touchOrder }
+    var touchedWorkflowIds: [String] { touched.map(\.id) }
 
     // MARK: Assets
 
@@ -373,13 +386,18 @@ final class UnitOfWork {
 
     /// Adds an effect to the outbox. `body` carries the effect's own fields; `id` and `type` are added.
     @discardableResult
-    func emit(_ type: String, _ body: JSONObject, answerKey: String? = nil) -> Effect {
+    func emit(_ type: String, _ body: consuming JSONObject, answerKey: String? = nil) -> Effect {
         let seq = nextNumber("effect")
         let id = "e-\(seq)"
-        var full = JSONObject(minimumCapacity: body.count + 2)
-        full.append(uniqueKey: "id", .string(id))
-        full.append(uniqueKey: "type", .string(type))
-        for (k, v) in body where k != "id" && k != "type" { full.append(uniqueKey: k, v) }
+        var full = body
+        if full.contains("id") || full.contains("type") {
+            var rest = JSONObject(minimumCapacity: full.count + 2)
+            for (k, v) in full where k != "id" && k != "type" { rest.append(uniqueKey: k, v) }
+            full = rest
+        }
+        // The id and type come first; the rules' members after them, in their order.
+        full.prepend(uniqueKey: "type", .string(type))
+        full.prepend(uniqueKey: "id", .string(id))
         let effect = Effect(seq: seq, id: id, type: type, body: full, answerKey: answerKey)
         newEffects.append(effect)
         return effect
@@ -500,8 +518,9 @@ final class UnitOfWork {
 
     // MARK: Commit
 
-    /// Writes every staged change in one store transaction, then applies it to memory.
-    func commit(summaries: [String: WorkflowSummary], logger: Logger) throws(EngineError) {
+    /// Writes every staged change in one store transaction, then applies it to memory. The
+    /// touched workflows' summaries are those settling staged (``StagedWorkflow/summary``).
+    func commit(logger: Logger) throws(EngineError) {
         var cs = ChangeSet()
         for (k, v) in counters { cs.meta[MetaKey.counter(k)] = .int(v) }
         for (k, v) in meta { cs.meta[k] = v }
@@ -510,20 +529,19 @@ final class UnitOfWork {
         cs.templates = templates.map(\.stored)
         cs.tools = Array(tools.values)
         cs.providerDefaults = providerDefaults
-        var changes: [String: WorkflowChanges] = [:]
-        for id in touchOrder {
-            let old = originals[id] ?? nil
-            if deletedWorkflows.contains(id) {
+        for s in touched {
+            let old = s.original
+            if s.deleted {
                 cs.workflows.append((old, nil, nil))
-            } else if let new = workflows[id] {
+            } else if let new = s.working {
                 let c = new.changes(since: old)
-                changes[id] = c
-                let summaryChanged = summaries[id] != state.summaries[id]
+                s.changes = c
+                let summaryChanged = s.summary != state.summaries[s.id]
                 if !c.isEmpty || summaryChanged {
                     // The workflow's row holds its own fields and its summary: when neither
                     // changed (a progress report), the row already says all of it.
-                    cs.workflows.append((old, new, c.record || summaryChanged ? summaries[id] : nil))
-                    cs.workflowChanges[id] = c
+                    cs.workflows.append((old, new, c.record || summaryChanged ? s.summary : nil))
+                    cs.workflowChanges[s.id] = c
                 }
             }
         }
@@ -548,7 +566,7 @@ final class UnitOfWork {
             rollback()
             throw EngineError(.store, "storeWriteFailed", "the change could not be saved; nothing was changed: \(error)")
         }
-        apply(summaries: summaries, changes: changes)
+        apply()
         for (level, message, metadata) in logs { logger.log(level: level, message, metadata: metadata) }
     }
 
@@ -560,11 +578,11 @@ final class UnitOfWork {
         setAsideCacheTimers = []
     }
 
-    private func apply(summaries: [String: WorkflowSummary], changes: [String: WorkflowChanges]) {
+    private func apply() {
         for (k, v) in counters { state.counters[k] = v }
         if gatingInputsChanged { state.reconciled.removeAll(keepingCapacity: true) }
         state.reconciled.formUnion(reconciledNow)
-        for id in deletedWorkflows { state.reconciled.remove(id) }
+        for s in touched where s.deleted { state.reconciled.remove(s.id) }
         if let t = meta[MetaKey.clockNow]?.stringValue.flatMap(Timestamp.init(rfc3339:)) { state.manualNow = t }
         if let online { state.online = online }
         if let active = activeWorkflowId { state.activeWorkflowId = active }
@@ -579,9 +597,10 @@ final class UnitOfWork {
         for (k, p) in providerDefaults { state.providerDefaults[k] = p }
         // The staged versions move into the committed state (this unit of work is done with
         // them): taken out of their tables, not copied.
-        for id in touchOrder {
-            let original = originals.removeValue(forKey: id) ?? nil
-            if deletedWorkflows.contains(id) {
+        for s in touched {
+            let id = s.id
+            let original = s.original
+            if s.deleted {
                 state.workflows[id] = nil
                 state.quietLoaded[id] = nil
                 state.summaries[id] = nil
@@ -592,7 +611,8 @@ final class UnitOfWork {
                 for a in original?.awaits ?? [] { state.openAwaits[a.awaitId] = nil }
                 continue
             }
-            guard var w = workflows.removeValue(forKey: id), let c = changes[id] else { continue }
+            guard var w = s.working, let c = s.changes else { continue }
+            s.working = nil  // taken out, not copied: `w` is the only reference now
             w.markClean()  // now what the store holds
             // Index the runs and awaits that changed. A run whose committed version had the same
             // job id and was as finished (or not) is indexed already.
@@ -610,7 +630,7 @@ final class UnitOfWork {
                 state.openAwaits[w.awaits[i].awaitId] = w.awaits[i].isOpen ? id : nil
             }
             state.workflows[id] = w
-            let summary = summaries[id]
+            let summary = s.summary
             if let summary { state.summaries[id] = summary }
             state.noteUse(id, summary: summary)
         }
@@ -640,5 +660,31 @@ extension EngineError {
             return EngineError(.store, code, "\(what): \((error as? StoreError)?.message ?? "\(error)")")
         }
         return EngineError(.store, "storeReadFailed", "\(what): \(error)")
+    }
+}
+
+/// A workflow one call touched: the committed version it started from, the call's version, and
+/// what the call worked out about it (queue counts, summary, changes), found with one lookup:
+/// a call reads and writes these again and again (the event, the scheduler's start, the
+/// summary, the commit), and a lookup in a table keyed by the workflow's id each time cost more
+/// than the rest of most of them.
+final class StagedWorkflow {
+    let id: String
+    /// The committed version (nil: created by this call).
+    let original: Workflow?
+    /// The call's version; nil once the call deleted it.
+    @exclusivity(unchecked) var working: Workflow?
+    @exclusivity(unchecked) var deleted = false
+    /// The queue counts of `working` as last staged (at first, the committed ones).
+    @exclusivity(unchecked) var counts: QueueCounts
+    /// The summary settling made, for the commit.
+    @exclusivity(unchecked) var summary: WorkflowSummary?
+    /// What differs from `original`, worked out by the commit.
+    @exclusivity(unchecked) var changes: WorkflowChanges?
+
+    init(id: String, original: Workflow?, counts: QueueCounts) {
+        self.id = id
+        self.original = original
+        self.counts = counts
     }
 }

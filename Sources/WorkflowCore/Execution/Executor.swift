@@ -328,36 +328,42 @@ public struct Executor {
     /// A slot was granted to queued run `r`: the job is submitted, or the local tool starts. A
     /// run whose frozen input assets are gone never starts (`inputAssetGone`).
     public func beginRun(_ wf: inout Workflow, runIndex r: Int) throws(EngineError) {
-        let run = wf.runs[r]
-        guard run.status == .queued, let n = nodeIndex(wf, run.nodeId) else { return }
+        // The run's fields are read in place: every start would otherwise copy the whole record.
+        guard wf.runs[r].status == .queued, let n = nodeIndex(wf, wf.runs[r].nodeId) else { return }
         let inputs: JSONObject
-        switch try frozenInputs(run) {
+        switch try frozenInputs(wf.runs[r].inputs) {
         case let .gone(port, id):
             let error = inputAssetGone(port, id, "the run never started")
             wf.runs[r].finish(.failed, at: ctx.now, error: error)
             wf.nodes[n].lastError = error
             try setState(&wf, n, .failed)
-            ctx.note("run aborted before start: input asset gone", ["runId": run.runId, "assetId": id])
+            ctx.note("run aborted before start: input asset gone", ["runId": wf.runs[r].runId, "assetId": id])
             return
         case let .present(assets):
             inputs = assets
         }
         wf.runs[r].startedAt = ctx.now
         wf.runs[r].holdsSlot = true
-        var body = effectBody(wf, run)
-        body["kind"] = .string(run.kind)
-        body["params"] = .object(run.params)
-        body["inputs"] = .object(inputs)
-        switch run.mode {
+        let mode = wf.runs[r].mode
+        // The effect's members in the order hosts see them, in one allocation with room for the
+        // id and type the context puts first.
+        var body = JSONObject(minimumCapacity: 9)
+        body.append(uniqueKey: "workflowId", .string(wf.workflowId))
+        body.append(uniqueKey: "nodeId", .string(wf.runs[r].nodeId))
+        body.append(uniqueKey: "runId", .string(wf.runs[r].runId))
+        body.append(uniqueKey: "kind", .string(wf.runs[r].kind))
+        body.append(uniqueKey: "params", .object(wf.runs[r].params))
+        body.append(uniqueKey: "inputs", .object(inputs))
+        switch mode {
         case .local:
             wf.runs[r].status = .running
             try setState(&wf, n, .runningLocal)
-            ctx.emit(EffectType.localRun, body, answerKey: AnswerKey.local(run.runId))
+            ctx.emit(EffectType.localRun, body, answerKey: AnswerKey.local(wf.runs[r].runId))
         case .remote:
             wf.runs[r].status = .submitting
             wf.runs[r].submitAttempts += 1
-            body["idempotencyKey"] = .string(run.idempotencyKey)
-            ctx.emit(EffectType.remoteSubmit, body, answerKey: AnswerKey.submit(run.runId))
+            body.append(uniqueKey: "idempotencyKey", .string(wf.runs[r].idempotencyKey))
+            ctx.emit(EffectType.remoteSubmit, body, answerKey: AnswerKey.submit(wf.runs[r].runId))
         case .interactive:
             break
         }
@@ -376,13 +382,18 @@ public struct Executor {
         case gone(port: String, assetId: String)
     }
 
-    /// A run's frozen input assets, or the first one that is gone.
-    func frozenInputs(_ run: Run) throws(EngineError) -> FrozenInputs {
-        var inputs = JSONObject()
-        for port in run.inputs.keys.sorted() {
-            let id = run.inputs[port]!
+    /// A run's frozen input assets (its `inputs`), in port name order, or the first one that is gone.
+    func frozenInputs(_ frozen: [String: String]) throws(EngineError) -> FrozenInputs {
+        var inputs = JSONObject(minimumCapacity: frozen.count)
+        if frozen.count == 1, let (port, id) = frozen.first {  // most runs: one input, nothing to sort
             guard let asset = try ctx.asset(id) else { return .gone(port: port, assetId: id) }
-            inputs[port] = asset.json
+            inputs.append(uniqueKey: port, asset.json)
+            return .present(inputs)
+        }
+        for port in frozen.keys.sorted() {
+            let id = frozen[port]!
+            guard let asset = try ctx.asset(id) else { return .gone(port: port, assetId: id) }
+            inputs.append(uniqueKey: port, asset.json)
         }
         return .present(inputs)
     }
@@ -404,7 +415,7 @@ public struct Executor {
     /// (`inputAssetGone`), gives up its slot, and the workflow is re-gated.
     func resubmit(_ wf: inout Workflow, runIndex r: Int) throws(EngineError) {
         let inputs: JSONObject
-        switch try frozenInputs(wf.runs[r]) {
+        switch try frozenInputs(wf.runs[r].inputs) {
         case let .gone(port, id):
             let run = wf.runs[r]
             try fail(&wf, runIndex: r, error: inputAssetGone(port, id, "it was not submitted again"), applyPolicy: false)

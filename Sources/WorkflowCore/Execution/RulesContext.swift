@@ -27,8 +27,11 @@ public protocol RulesContext: AnyObject {
     func asset(_ id: String) throws(EngineError) -> Asset?
     func putAsset(_ asset: Asset)
     func newId(_ prefix: String) -> String
+    /// Adds an effect of `type` whose own members are `body` (an `id` and `type` in it are
+    /// replaced by the effect's). `body` is consumed: an object built for the effect becomes its
+    /// body without a copy.
     @discardableResult
-    func emit(_ type: String, _ body: JSONObject, answerKey: String?) -> Effect
+    func emit(_ type: String, _ body: consuming JSONObject, answerKey: String?) -> Effect
     /// Effects on record for an answer key.
     func effects(answerKey: String) -> [Effect]
     /// The answer arrived, or the work is obsolete: drop what is on record for the key.

@@ -199,6 +199,12 @@ public struct JSONObject: Sendable, Equatable, Sequence, ExpressibleByDictionary
         members.append(Member(key: key, value: value))
     }
 
+    /// Puts a member first, whose key the caller guarantees is not present yet (in place when the
+    /// object has room: the members after it move up).
+    public mutating func prepend(uniqueKey key: String, _ value: JSON) {
+        members.insert(Member(key: key, value: value), at: 0)
+    }
+
     public func contains(_ key: String) -> Bool { index(of: key) != nil }
 
     public struct Iterator: IteratorProtocol {

@@ -4,7 +4,7 @@ extension UnitOfWork {
     /// The workflow that owns `runId`: from the in-flight index, this call's changes, or the store.
     func workflowId(forRun runId: String) throws(EngineError) -> String? {
         if let id = state.activeRuns[runId] { return id }
-        for (id, wf) in workflows where wf.runIndex(runId) != nil { return id }
+        for s in touched { if let wf = s.working, wf.runIndex(runId) != nil { return s.id } }
         do {
             return try store.workflowId(forRun: runId)
         } catch {
@@ -26,7 +26,7 @@ extension UnitOfWork {
     /// The workflow that owns an await.
     func workflowId(forAwait awaitId: String) -> String? {
         if let id = state.openAwaits[awaitId] { return id }
-        for (id, wf) in workflows where wf.awaitIndex(awaitId) != nil { return id }
+        for s in touched { if let wf = s.working, wf.awaitIndex(awaitId) != nil { return s.id } }
         return nil
     }
 }

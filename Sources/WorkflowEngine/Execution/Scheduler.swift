@@ -101,7 +101,7 @@ final class Scheduler {
     // MARK: A call's view
 
     private func counts(_ uow: UnitOfWork, _ id: String, _ c: ResourceClass) -> (queued: Int, running: Int) {
-        let counts = uow.queueCounts[id] ?? committedCounts(id)
+        let counts = uow.stagedCounts(id) ?? committedCounts(id)
         return c == .remote ? (counts.queuedRemote, counts.runningRemote) : (counts.queuedLocal, counts.runningLocal)
     }
 
@@ -130,7 +130,7 @@ final class Scheduler {
             // no later, who waited longer), ties in the order they started waiting in the call.
             // So a batch serves as its calls would one by one.
             let waiting = c == .remote ? uow.startedWaiting.remote : uow.startedWaiting.local
-            let fresh = uow.touchedWorkflowIds.filter { !committed.contains($0) }
+            let fresh = uow.touched.lazy.map(\.id).filter { !committed.contains($0) }
                 .sorted { (lastServed[$0] ?? 0, waiting[$0] ?? Int.max) < (lastServed[$1] ?? 0, waiting[$1] ?? Int.max) }
             let active = uow.activeWorkflow
             if let active {
@@ -209,18 +209,17 @@ final class Scheduler {
             }
         }
         var joiners: (remote: [String], local: [String]) = ([], [])
-        for id in uow.touchedWorkflowIds {
-            if uow.deletedWorkflows.contains(id) {
+        for s in uow.touched {
+            let id = s.id
+            if s.deleted {
                 setCommitted(id, QueueCounts())
                 remote.lastServed[id] = nil
                 local.lastServed[id] = nil
                 continue
             }
-            if let staged = uow.queueCounts[id] {
-                let joins = setCommitted(id, staged, deferJoins: true)
-                if joins.remote { joiners.remote.append(id) }
-                if joins.local { joiners.local.append(id) }
-            }
+            let joins = setCommitted(id, s.counts, deferJoins: true)
+            if joins.remote { joiners.remote.append(id) }
+            if joins.local { joiners.local.append(id) }
         }
         // Workflows that started waiting join their line in the order they did (as the call's
         // own pass took them), behind those of the line served no later.

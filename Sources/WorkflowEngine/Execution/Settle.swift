@@ -13,35 +13,36 @@ extension Engine {
     /// later in the same call (a `batch`'s `engine.nextDeadline` or `clock.advance`) sees the
     /// deadlines earlier calls set, as separate calls would.
     func stageDeadlines(_ uow: UnitOfWork) throws(EngineError) {
-        for id in uow.touchedWorkflowIds {
-            guard let wf = uow.workflows[id] else {
-                uow.setTimer(id, at: nil, order: 0)
+        for s in uow.touched {
+            guard let wf = s.working else {
+                uow.setTimer(s.id, at: nil, order: 0)
                 continue
             }
             let executor = try uow.executor(for: wf)
-            uow.setTimer(id, at: executor.nextDeadline(wf), order: wf.seq)
+            uow.setTimer(s.id, at: executor.nextDeadline(wf), order: wf.seq)
         }
     }
 
-    /// Settles the call and returns fresh summaries of the workflows it touched: as
-    /// ``settleTouched(_:)``, with each deadline taken from the summary that computes it anyway.
-    func settle(_ uow: UnitOfWork) throws(EngineError) -> [String: WorkflowSummary] {
+    /// Settles the call and stages fresh summaries of the workflows it touched
+    /// (``StagedWorkflow/summary``): as ``settleTouched(_:)``, with each deadline taken from the
+    /// summary that computes it anyway.
+    func settle(_ uow: UnitOfWork) throws(EngineError) {
         try scheduler.pass(uow, engine: self)
-        var summaries: [String: WorkflowSummary] = [:]
-        for id in uow.touchedWorkflowIds {
-            guard let wf = uow.workflows[id] else {
-                uow.setTimer(id, at: nil, order: 0)
+        for s in uow.touched {
+            guard let wf = s.working else {
+                uow.setTimer(s.id, at: nil, order: 0)
                 continue
             }
-            let s = try summary(uow, wf)
-            uow.setTimer(id, at: s.nextDeadline, order: wf.seq)
-            summaries[id] = s
+            let summary = try summary(uow, wf, staged: s)
+            uow.setTimer(s.id, at: summary.nextDeadline, order: wf.seq)
+            s.summary = summary
         }
-        return summaries
     }
 
-    /// What the list, the timers and the scheduler keep about a workflow.
-    func summary(_ uow: UnitOfWork, _ wf: Workflow) throws(EngineError) -> WorkflowSummary {
+    /// What the list, the timers and the scheduler keep about a workflow (`staged`: what the call
+    /// staged of it, looked up when not given).
+    func summary(_ uow: UnitOfWork, _ wf: Workflow, staged given: StagedWorkflow? = nil) throws(EngineError) -> WorkflowSummary {
+        let staged = given ?? uow.stagedEntry(wf.workflowId)
         let executor = try uow.executor(for: wf)
         // Node titles and ids are searched through the template; only the title is the workflow's.
         let committed = uow.state.summaries[wf.workflowId]
@@ -52,7 +53,7 @@ extension Engine {
         // the workflow is its committed version plus writes at the touched positions, so when
         // those writes kept what the counts read, the counts are unchanged (and every node and
         // await need not be read again).
-        let original = uow.originals[wf.workflowId] ?? nil
+        let original = staged?.original
         var pending = 0, blocking = false, inbox = 0
         if let committed, let original, Self.unchanged(wf.awaits, since: original.awaits, { i in
             wf.awaits[i].status == original.awaits[i].status && wf.awaits[i].blocking == original.awaits[i].blocking
@@ -74,7 +75,7 @@ extension Engine {
         } else {
             for i in wf.nodes.indices where wf.nodes[i].state == .succeeded || wf.nodes[i].state == .skipped { stepsDone += 1 }
         }
-        let queues = uow.queueCounts[wf.workflowId] ?? QueueCounts(wf)  // staged with this very version
+        let queues = staged?.counts ?? QueueCounts(wf)  // staged with this very version
         return WorkflowSummary(
             workflowId: wf.workflowId, seq: wf.seq, templateId: wf.templateId, title: wf.title, status: wf.status,
             archived: wf.archived, createdAt: wf.createdAt, updatedAt: wf.updatedAt,
@@ -150,7 +151,7 @@ extension Engine {
         for id in uow.allWorkflowIds() {
             let status: WorkflowStatus
             let templateId: String
-            if let wf = uow.workflows[id] {
+            if let wf = uow.stagedWorkflow(id) {
                 (status, templateId) = (wf.status, wf.templateId)
             } else if let s = uow.state.summaries[id] {
                 (status, templateId) = (s.status, s.templateId)

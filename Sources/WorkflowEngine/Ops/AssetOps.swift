@@ -62,7 +62,7 @@ extension Engine {
             // The store knows what is committed; in a batch, earlier calls may have bound, pinned
             // or re-used an asset since: those are kept.
             var referencedNow = Set<String>()
-            for wf in uow.workflows.values { referencedNow.formUnion(wf.referencedAssetIds) }
+            for s in uow.touched { if let wf = s.working { referencedNow.formUnion(wf.referencedAssetIds) } }
             var ids: [String] = []
             for id in stored where !referencedNow.contains(id) {
                 guard let asset = try uow.asset(id), !asset.pinned, (asset.orphanedAt ?? asset.createdAt) < cutoff else { continue }

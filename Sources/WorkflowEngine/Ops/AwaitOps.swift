@@ -205,7 +205,7 @@ extension Engine {
         if let only { return [try uow.requireWorkflow(only)] }
         var result: [Workflow] = []
         for id in uow.allWorkflowIds() {
-            if let staged = uow.workflows[id] {
+            if let staged = uow.stagedWorkflow(id) {
                 // Changed by an earlier call of the same batch: its summary is not made yet.
                 if staged.awaits.contains(where: { !$0.cleared }) { result.append(staged) }
                 continue

@@ -61,13 +61,11 @@ extension Engine {
     /// Every workflow's summary as this call sees it: the committed ones, with those of the
     /// workflows an earlier call of the same `batch` changed, created or deleted made anew.
     static func currentSummaries(_ engine: Engine, _ uow: UnitOfWork) throws(EngineError) -> [WorkflowSummary] {
-        guard !uow.workflows.isEmpty || !uow.deletedWorkflows.isEmpty else { return Array(uow.state.summaries.values) }
+        guard !uow.touched.isEmpty else { return Array(uow.state.summaries.values) }
         var result: [WorkflowSummary] = []
-        result.reserveCapacity(uow.state.summaries.count + uow.workflows.count)
-        for s in uow.state.summaries.values where uow.workflows[s.workflowId] == nil && !uow.deletedWorkflows.contains(s.workflowId) {
-            result.append(s)
-        }
-        for wf in uow.workflows.values { result.append(try engine.summary(uow, wf)) }
+        result.reserveCapacity(uow.state.summaries.count + uow.touched.count)
+        for s in uow.state.summaries.values where uow.stagedEntry(s.workflowId) == nil { result.append(s) }
+        for s in uow.touched { if let wf = s.working { result.append(try engine.summary(uow, wf, staged: s)) } }
         return result
     }
 
