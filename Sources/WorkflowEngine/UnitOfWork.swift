@@ -532,7 +532,7 @@ final class UnitOfWork {
         for s in touched {
             let old = s.original
             if s.deleted {
-                cs.workflows.append((old, nil, nil))
+                cs.workflows.append(WorkflowWrite(old, nil, nil))
             } else if let new = s.working {
                 let c = new.changes(since: old)
                 s.changes = c
@@ -540,8 +540,7 @@ final class UnitOfWork {
                 if !c.isEmpty || summaryChanged {
                     // The workflow's row holds its own fields and its summary: when neither
                     // changed (a progress report), the row already says all of it.
-                    cs.workflows.append((old, new, c.record || summaryChanged ? s.summary : nil))
-                    cs.workflowChanges[s.id] = c
+                    cs.workflows.append(WorkflowWrite(old, new, c.record || summaryChanged ? s.summary : nil, changes: c))
                 }
             }
         }

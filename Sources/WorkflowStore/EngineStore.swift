@@ -127,13 +127,8 @@ public struct ChangeSet: Sendable {
     public var templates: [StoredTemplate] = []
     public var tools: [StoredTool] = []
     public var providerDefaults: [String: JSONObject?] = [:]
-    /// Each changed workflow with its committed version (nil when new) and its new version (nil
-    /// when deleted); the store writes only the rows that differ. The workflow's own row is
-    /// written with `summary`; a nil summary leaves it as it is (nothing in it changed).
-    public var workflows: [(old: Workflow?, new: Workflow?, summary: WorkflowSummary?)] = []
-    /// What differs in each of `workflows`, by workflow id, when the caller already knows
-    /// (`Workflow.changes(since:)`); the store works it out for the others.
-    public var workflowChanges: [String: WorkflowChanges] = [:]
+    /// Each changed workflow (``WorkflowWrite``); the store writes only the rows that differ.
+    public var workflows: [WorkflowWrite] = []
     /// New or changed assets; nil deletes.
     public var assets: [String: Asset?] = [:]
     public var effectInserts: [Effect] = []
@@ -161,6 +156,28 @@ public struct ChangeSet: Sendable {
     }
 
     public static func cacheKey(_ assetId: String, _ variant: String) -> String { "\(variant):\(assetId)" }
+}
+
+/// One workflow's part of a change set: its committed version (nil when new) and its new version
+/// (nil when deleted). The workflow's own row is written with `summary`; a nil summary leaves it
+/// as it is (nothing in it changed). `changes` is what differs between the two versions when the
+/// caller already knows it (``Workflow/changes(since:)``); the store works it out otherwise.
+///
+/// A class, so that the store's passes over a change set (planning the journal's entry, encoding
+/// it, writing rows) hand each workflow's part along by reference instead of copying two
+/// workflows and a summary every time.
+public final class WorkflowWrite: Sendable {
+    public let old: Workflow?
+    public let new: Workflow?
+    public let summary: WorkflowSummary?
+    public let changes: WorkflowChanges?
+
+    public init(_ old: Workflow?, _ new: Workflow?, _ summary: WorkflowSummary?, changes: WorkflowChanges? = nil) {
+        self.old = old
+        self.new = new
+        self.summary = summary
+        self.changes = changes
+    }
 }
 
 /// The engine's persistence, behind a narrow protocol: SQLite through GRDB today; a PostgreSQL

@@ -186,7 +186,7 @@ extension JournalCoding {
             // A new workflow's row (its `seq` is unique) and awaits (unique per node and run) go
             // to their tables, where a conflict fails the commit.
             if change.summary != nil, change.old == nil { return nil }
-            let d = c.workflowChanges[new.workflowId] ?? new.changes(since: change.old)
+            let d = change.changes ?? new.changes(since: change.old)
             guard d.awaits.isEmpty else { return nil }
             rows += (change.summary == nil ? 0 : 1) + d.nodes.count + d.runs.count
             changes.append(d)

@@ -712,7 +712,7 @@ public final class SQLiteStore: EngineStore {
             // Only the records that differ; indices, not element bindings (a binding copies the
             // record). A record at a position the committed version held with the same id is a
             // row that exists.
-            let changes = c.workflowChanges[id] ?? new.changes(since: old)
+            let changes = change.changes ?? new.changes(since: old)
             // The committed version's ids, looked at in place (a closure over `old` copies it).
             let oldNodeCount = old?.nodes.count ?? 0
             let oldRunCount = old?.runs.count ?? 0

@@ -35,7 +35,7 @@ enum StoreBench {
                             runningRemote: 0, runningLocal: 1, inboxCount: 0)
         }
         var cs = ChangeSet()
-        cs.workflows = [(nil, wf, summary(wf))]
+        cs.workflows = [WorkflowWrite(nil, wf, summary(wf))]
         try! store.commit(cs)
         wf.markClean()  // as the engine does once the store holds it
         let n = effects ? 5_000 : 10_000
@@ -53,7 +53,7 @@ enum StoreBench {
             wf.runs[k].outputs = ["text": "as-x\(i)"]
             wf.updatedAt = now.adding(milliseconds: Int64(i))
             var c = ChangeSet()
-            c.workflows = [(old, wf, summary(wf))]
+            c.workflows = [WorkflowWrite(old, wf, summary(wf))]
             c.assets = ["as-x\(i)": Asset(assetId: "as-x\(i)", type: "TextRef", uri: "mem://x\(i)", createdAt: now)]
             seq += 1
             if effects {

@@ -611,7 +611,7 @@ extension Harness {
             let r = try XCTUnwrap(damaged.runs.firstIndex { $0.mode == .remote })
             change(&damaged.runs[r])
             var changes = ChangeSet()
-            changes.workflows = [(old: old, new: damaged, summary: nil)]
+            changes.workflows = [WorkflowWrite(old, damaged, nil)]
             try store.commit(changes)
         }
         try reopen()

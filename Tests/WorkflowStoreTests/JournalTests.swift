@@ -139,7 +139,7 @@ private func closedStoreWithOneWorkflow(_ path: String) throws -> Workflow {
     let store = try SQLiteStore(path: path, folding: .whenFull)
     var w = workflow(1)
     var cs = ChangeSet()
-    cs.workflows = [(nil, w, summary(w))]
+    cs.workflows = [WorkflowWrite(nil, w, summary(w))]
     try store.commit(cs)
     w.markClean()
     XCTAssertNil(store.close())
@@ -158,7 +158,7 @@ private func owningConnection(_ path: String) throws -> (StoreConnection, Databa
 /// Journal entry `seq` of one workflow changed from `old` to `new`, as a commit appends it.
 private func journalEntry(_ seq: Int64, from old: Workflow, to new: Workflow) throws -> JournalBacklog.Entry {
     var cs = ChangeSet()
-    cs.workflows = [(old, new, summary(new))]
+    cs.workflows = [WorkflowWrite(old, new, summary(new))]
     let plan = try XCTUnwrap(JournalCoding.plan(cs))
     return .init(seq: seq, body: JournalCoding.encode(cs, plan, directCommits: 0), rows: plan.rows,
                  workflowIds: [new.workflowId])
@@ -171,7 +171,7 @@ private func commit(_ store: SQLiteStore, _ w: inout Workflow, effects: [Effect]
     let old = w
     change(&w)
     var cs = ChangeSet()
-    cs.workflows = [(old, w, nil)]
+    cs.workflows = [WorkflowWrite(old, w, nil)]
     cs.effectInserts = effects
     try store.commit(cs)
     w.markClean()
@@ -193,7 +193,7 @@ private func templateThenOneWorkflow(_ store: SQLiteStore) throws -> (ChangeSet,
 private func driveOneWorkflow(_ store: SQLiteStore, _ i: Int) throws -> Workflow {
     var w = workflow(i)
     var cs = ChangeSet()
-    cs.workflows = [(nil, w, summary(w))]
+    cs.workflows = [WorkflowWrite(nil, w, summary(w))]
     cs.meta["counter.wf"] = .int(Int64(i))
     try store.commit(cs)
     w.markClean()
@@ -201,7 +201,7 @@ private func driveOneWorkflow(_ store: SQLiteStore, _ i: Int) throws -> Workflow
     w.nodes[0].state = .runningRemote
     w.runs.append(makeRun("run-\(i)", node: "a"))
     cs = ChangeSet()
-    cs.workflows = [(old, w, summary(w))]
+    cs.workflows = [WorkflowWrite(old, w, summary(w))]
     try store.commit(cs)
     w.markClean()
     old = w
@@ -209,7 +209,7 @@ private func driveOneWorkflow(_ store: SQLiteStore, _ i: Int) throws -> Workflow
     w.runs[0].status = .succeeded
     w.nodes[1].state = .ready
     cs = ChangeSet()
-    cs.workflows = [(old, w, summary(w))]
+    cs.workflows = [WorkflowWrite(old, w, summary(w))]
     try store.commit(cs)
     w.markClean()
     return w
@@ -797,8 +797,8 @@ final class JournalTests: XCTestCase {
             }
             if Bool.random(using: &rng) { next.title = "Renamed \(round)" }
             var cs = ChangeSet()
-            cs.workflows = [(old, next, Bool.random(using: &rng) ? summary(next) : nil)]
-            if round % 3 == 0 { cs.workflowChanges[next.workflowId] = next.changes(since: old) }
+            cs.workflows = [WorkflowWrite(old, next, Bool.random(using: &rng) ? summary(next) : nil,
+                                          changes: round % 3 == 0 ? next.changes(since: old) : nil)]
             if Bool.random(using: &rng) { cs.meta["counter.run"] = .int(Int64(round)) }
             if Bool.random(using: &rng) {
                 var a = Asset(assetId: "as-\(round)", type: "ImageRef", uri: "file:///x\(round).png", createdAt: t0)
@@ -828,8 +828,8 @@ final class JournalTests: XCTestCase {
                                             createdAt: t0, expiresAt: nil, deepLink: "app://x", onTimeout: .cancel,
                                             onCancel: nil, skippable: false, notificationTitle: "t", notificationBody: "b"))
         var sets: [ChangeSet] = [ChangeSet(), ChangeSet(), ChangeSet(), ChangeSet()]
-        sets[0].workflows = [(nil, workflow(1), summary(workflow(1)))]
-        sets[1].workflows = [(old, awaiting, nil)]
+        sets[0].workflows = [WorkflowWrite(nil, workflow(1), summary(workflow(1)))]
+        sets[1].workflows = [WorkflowWrite(old, awaiting, nil)]
         sets[2].effectInserts = [effect(1)]
         sets[3].assets["as-1"] = .some(nil)
         for cs in sets {
@@ -1170,7 +1170,7 @@ final class WorkflowDeletionRowsTests: XCTestCase {
         let store = try SQLiteStore(path: path, folding: .whenFull)
         var w = workflow(1)
         var cs = ChangeSet()
-        cs.workflows = [(nil, w, summary(w))]
+        cs.workflows = [WorkflowWrite(nil, w, summary(w))]
         try store.commit(cs)
         w.markClean()
         let old = w
@@ -1180,12 +1180,12 @@ final class WorkflowDeletionRowsTests: XCTestCase {
                                      createdAt: t0, expiresAt: nil, deepLink: "app://x", onTimeout: .cancel,
                                      onCancel: nil, skippable: false, notificationTitle: "t", notificationBody: "b"))
         cs = ChangeSet()
-        cs.workflows = [(old, w, summary(w))]
+        cs.workflows = [WorkflowWrite(old, w, summary(w))]
         try store.commit(cs)
         w.markClean()
         XCTAssertEqual(try store.loadSnapshot().openAwaits.map(\.awaitId), ["aw-1"])
         cs = ChangeSet()
-        cs.workflows = [(w, nil, nil)]
+        cs.workflows = [WorkflowWrite(w, nil, nil)]
         try store.commit(cs)
         store.close()
         let reopened = try SQLiteStore(path: path)

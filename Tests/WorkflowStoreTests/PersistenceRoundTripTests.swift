@@ -24,7 +24,7 @@ final class PersistenceRoundTripTests: XCTestCase {
         for i in 0..<40 {
             let w = randomWorkflow(i, &rng)
             var cs = ChangeSet()
-            cs.workflows = [(nil, w, summary(w))]
+            cs.workflows = [WorkflowWrite(nil, w, summary(w))]
             try store.commit(cs)
             written.append(w)
         }
@@ -35,7 +35,7 @@ final class PersistenceRoundTripTests: XCTestCase {
                                 trigger: .retry, status: .submitted, params: ["a": 1], inputs: [:], idempotencyKey: "k",
                                 createdAt: Timestamp(milliseconds: 5)))
         var cs = ChangeSet()
-        cs.workflows = [(written[3], changed, summary(changed))]
+        cs.workflows = [WorkflowWrite(written[3], changed, summary(changed))]
         try store.commit(cs)
         written[3] = changed
         store.close()
@@ -59,7 +59,7 @@ final class PersistenceRoundTripTests: XCTestCase {
         run.jobId = "job-1"
         w.runs.append(run)
         var cs = ChangeSet()
-        cs.workflows = [(nil, w, summary(w))]
+        cs.workflows = [WorkflowWrite(nil, w, summary(w))]
         try store.commit(cs)
         try store.flush()  // into the tables, for the other connection below
         w.markClean()
@@ -74,7 +74,7 @@ final class PersistenceRoundTripTests: XCTestCase {
         old = w
         w.runs[0].progress = 0.25
         cs = ChangeSet()
-        cs.workflows = [(old, w, nil)]
+        cs.workflows = [WorkflowWrite(old, w, nil)]
         try store.commit(cs)
         try store.flush()
         w.markClean()
@@ -87,7 +87,7 @@ final class PersistenceRoundTripTests: XCTestCase {
         w.runs[0].status = .succeeded
         w.nodes[0].state = .succeeded
         cs = ChangeSet()
-        cs.workflows = [(old, w, summary(w))]
+        cs.workflows = [WorkflowWrite(old, w, summary(w))]
         try store.commit(cs)
         try store.flush()
         row = try XCTUnwrap(db.read { try Row.fetchOne($0, sql: "SELECT status FROM runs WHERE runId = 'run-1'") })
@@ -135,7 +135,7 @@ final class PersistenceRoundTripTests: XCTestCase {
                               idempotencyKey: "run-\(i)", createdAt: now))
         }
         var cs = ChangeSet()
-        cs.workflows = [(nil, w, summary(w))]
+        cs.workflows = [WorkflowWrite(nil, w, summary(w))]
 
         let memory = try SQLiteStore(path: ":memory:")
         try memory.commit(cs)
@@ -159,7 +159,7 @@ final class PersistenceRoundTripTests: XCTestCase {
         var w = randomWorkflow(1, &rng)
         w.awaits = [makeAwait("a1", w), makeAwait("a2", w)]  // same (workflow, node, run)
         var cs = ChangeSet()
-        cs.workflows = [(nil, w, summary(w))]
+        cs.workflows = [WorkflowWrite(nil, w, summary(w))]
         XCTAssertThrowsError(try store.commit(cs))
     }
 
@@ -194,7 +194,7 @@ final class PersistenceRoundTripTests: XCTestCase {
             },
         ]
         var cs = ChangeSet()
-        cs.workflows = all.map { (nil, $0, summary($0)) }
+        cs.workflows = all.map { WorkflowWrite(nil, $0, summary($0)) }
         try store.commit(cs)
         XCTAssertEqual(try store.workflowIds(referencingAsset: "as-x"),
                        ["wf-binding", "wf-node-output", "wf-run-input", "wf-run-output", "wf-selection"])
