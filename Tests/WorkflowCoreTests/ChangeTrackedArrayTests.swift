@@ -1,10 +1,12 @@
 import WorkflowCore
 import XCTest
 
+extension Int: ChangeTrackedRecord {}
+
 /// The record arrays of a workflow: copies share what they did not write, and a call's changes
 /// are found from the positions it touched.
 final class ChangeTrackedArrayTests: XCTestCase {
-    struct Record: Equatable, Sendable {
+    struct Record: ChangeTrackedRecord {
         var name: String
         var count: Int
     }
@@ -30,6 +32,39 @@ final class ChangeTrackedArrayTests: XCTestCase {
         XCTAssertEqual(call.touched, [0])
         XCTAssertEqual(call.changedPositions(since: committed), [])
         XCTAssertEqual(call, committed)
+    }
+
+    /// The cheap check that spares the full comparison of a written record never calls equal
+    /// records different: a node, a run and an await each written one field at a time (a field
+    /// it reads, and fields it does not), in a workflow's record arrays.
+    func testTheCheapComparisonOfWrittenRecordsFindsEveryChangeAndNoneThatIsNot() {
+        let t0 = Timestamp(milliseconds: 1_000)
+        func check<R: ChangeTrackedRecord>(_ record: R, _ writes: [(inout R) -> Void], line: UInt = #line) {
+            var committed = ChangeTrackedArray([record])
+            committed.markClean()
+            var same = committed
+            same[0] = record  // a write of the same value
+            XCTAssertEqual(same.changedPositions(since: committed), [], line: line)
+            for (k, write) in writes.enumerated() {
+                var call = committed
+                write(&call[0])
+                XCTAssertEqual(call.changedPositions(since: committed), [0], "write \(k)", line: line)
+            }
+        }
+        let node = NodeInstance(nodeId: "n", state: .blocked, updatedAt: t0)
+        check(node, [{ $0.state = .ready }, { $0.updatedAt = Timestamp(milliseconds: 2_000) }, { $0.attempts = 1 },
+                     { $0.outputs = ["text": "as-1"] }, { $0.blockedReason = BlockedReason(code: "x", message: "y") },
+                     { $0.currentRunId = "run-1" }])
+        let run = Run(runId: "run-1", nodeId: "n", number: 1, mode: .local, kind: "K", trigger: .auto, status: .queued,
+                      params: [:], inputs: ["in": "as-1"], idempotencyKey: "k", createdAt: t0)
+        check(run, [{ $0.status = .running }, { $0.holdsSlot = true }, { $0.startedAt = t0 }, { $0.finishedAt = t0 },
+                    { $0.nextPollAt = t0 }, { $0.pollCount = 2 }, { $0.progress = 0.5 }, { $0.outputs = ["text": "as-2"] },
+                    { $0.jobId = "job-1" }, { $0.logTail = ["line"] }])
+        let awaitRequest = AwaitRequest(awaitId: "aw-1", workflowId: "wf-1", nodeId: "n", runId: "run-1", type: .drawMask,
+                                        title: "Draw", detail: nil, urgency: .normal, blocking: true, createdAt: t0,
+                                        expiresAt: nil, deepLink: "app://x", onTimeout: .cancel, onCancel: nil,
+                                        skippable: false, notificationTitle: "t", notificationBody: "b")
+        check(awaitRequest, [{ $0.status = .snoozed }, { $0.snoozeCount = 1 }, { $0.snoozeUntil = t0 }, { $0.title = "Other" }])
     }
 
     /// A call that writes the same records over and over (a clock advanced over weeks of polls

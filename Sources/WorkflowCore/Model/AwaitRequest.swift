@@ -23,7 +23,7 @@ public struct AwaitClaim: Sendable, Equatable {
 
 /// A request for a person's input, filed by an interactive node (DESIGN §4 Awaits). Unique per
 /// (workflow, node, run).
-public struct AwaitRequest: Sendable, Equatable {
+public struct AwaitRequest: ChangeTrackedRecord {
     public let awaitId: String
     public let workflowId: String
     public let nodeId: String
@@ -116,5 +116,13 @@ public struct AwaitRequest: Sendable, Equatable {
     /// Candidates in order ("Choose A" is the first): the input assets sorted by port.
     public var candidates: [(port: String, assetId: String)] {
         inputs.keys.sorted().map { ($0, inputs[$0]!) }
+    }
+}
+
+extension AwaitRequest {
+    /// What a write to an await nearly always changes: its status, its snoozes.
+    @inlinable public static func differsCheaply(_ a: UnsafePointer<AwaitRequest>, _ b: UnsafePointer<AwaitRequest>) -> Bool {
+        a.pointee.status != b.pointee.status || a.pointee.snoozeCount != b.pointee.snoozeCount
+            || a.pointee.snoozeUntil != b.pointee.snoozeUntil
     }
 }

@@ -12,7 +12,20 @@
 /// replaced. Equality compares the records. Every write through the subscript (including a
 /// member write such as `runs[i].status = …`) and every `append` records its position. A new
 /// array counts as wholly changed until ``markClean()``.
-public struct ChangeTrackedArray<Element: Equatable & Sendable>: Sendable, Equatable, RandomAccessCollection,
+/// A record a ``ChangeTrackedArray`` holds. `differsCheaply` may say that two records differ by
+/// a field or two read in place (a state, a time) before the full comparison, which copies both
+/// records and compares every field (dictionaries by hashing their keys); it must never say so
+/// of equal records. It is given the records where they are (reading a field through the pointer
+/// copies that field only). The default finds no difference, so the full comparison decides.
+public protocol ChangeTrackedRecord: Equatable, Sendable {
+    static func differsCheaply(_ a: UnsafePointer<Self>, _ b: UnsafePointer<Self>) -> Bool
+}
+
+extension ChangeTrackedRecord {
+    @inlinable public static func differsCheaply(_ a: UnsafePointer<Self>, _ b: UnsafePointer<Self>) -> Bool { false }
+}
+
+public struct ChangeTrackedArray<Element: ChangeTrackedRecord>: Sendable, Equatable, RandomAccessCollection,
     MutableCollection, ExpressibleByArrayLiteral
 {
     // Inlinable throughout, so callers in other modules get code specialised for their records.
@@ -115,10 +128,21 @@ public struct ChangeTrackedArray<Element: Equatable & Sendable>: Sendable, Equat
         return out
     }
 
-    /// Whether position `i` holds the same record in both (shared, or equal).
+    /// Whether position `i` holds the same record in both (shared, or equal). A record written
+    /// since usually differs in a field the cheap check reads in place; only otherwise are the
+    /// two compared whole.
     private func same(_ i: Int, as other: ChangeTrackedArray) -> Bool {
         guard i < boxes.count, i < other.boxes.count else { return false }
-        return boxes[i] === other.boxes[i] || boxes[i].value == other.boxes[i].value
+        let (a, b) = (boxes[i], other.boxes[i])
+        if a === b { return true }
+        let differs = withUnsafeMutablePointer(to: &a.value) { x in
+            withUnsafeMutablePointer(to: &b.value) { y in Element.differsCheaply(x, y) }
+        }
+        if differs {
+            assert(a.value != b.value, "differsCheaply said that two equal \(Element.self) records differ")
+            return false
+        }
+        return a.value == b.value
     }
 
     public static func == (a: ChangeTrackedArray, b: ChangeTrackedArray) -> Bool {

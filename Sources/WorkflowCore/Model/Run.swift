@@ -60,7 +60,7 @@ public enum RunStatus: String, Sendable, Equatable, CaseIterable {
 }
 
 /// One execution of a node: its frozen inputs and params, the job, progress and outputs.
-public struct Run: Sendable, Equatable {
+public struct Run: ChangeTrackedRecord {
     public let runId: String
     public let nodeId: String
     // The fields the scheduler, the timers and the summaries read of every run come first, so
@@ -180,5 +180,16 @@ public struct Run: Sendable, Equatable {
     public var durationSeconds: Double? {
         guard let s = startedAt, let f = finishedAt else { return nil }
         return s.seconds(until: f)
+    }
+}
+
+extension Run {
+    /// What a write to a run nearly always changes: its status, its slot, its times, its polls
+    /// and progress.
+    @inlinable public static func differsCheaply(_ a: UnsafePointer<Run>, _ b: UnsafePointer<Run>) -> Bool {
+        a.pointee.status != b.pointee.status || a.pointee.holdsSlot != b.pointee.holdsSlot
+            || a.pointee.startedAt != b.pointee.startedAt || a.pointee.finishedAt != b.pointee.finishedAt
+            || a.pointee.nextPollAt != b.pointee.nextPollAt || a.pointee.pollCount != b.pointee.pollCount
+            || a.pointee.progress != b.pointee.progress
     }
 }

@@ -346,7 +346,7 @@ public struct NodeError: Error, Sendable, Equatable {
 }
 
 /// One node of a workflow instance.
-public struct NodeInstance: Sendable, Equatable {
+public struct NodeInstance: ChangeTrackedRecord {
     public let nodeId: String
     public var state: NodeState
     public var blockedReason: BlockedReason?
@@ -381,5 +381,12 @@ public struct NodeInstance: Sendable, Equatable {
         self.lastError = lastError
         self.attempts = attempts
         self.updatedAt = updatedAt
+    }
+}
+
+extension NodeInstance {
+    /// What a write to a node nearly always changes: its state, when it last changed, its attempts.
+    @inlinable public static func differsCheaply(_ a: UnsafePointer<NodeInstance>, _ b: UnsafePointer<NodeInstance>) -> Bool {
+        a.pointee.state != b.pointee.state || a.pointee.updatedAt != b.pointee.updatedAt || a.pointee.attempts != b.pointee.attempts
     }
 }
