@@ -378,6 +378,13 @@ final class UnitOfWork {
         }
     }
 
+    /// The type of asset `id`, read where the asset is (no copy of it is made).
+    func assetType(_ id: String) throws(EngineError) -> String? {
+        if let i = assets.index(forKey: id) { return assets.values[i]?.type }
+        if let i = state.assets.index(forKey: id) { return state.assets.values[i].type }
+        return try asset(id)?.type
+    }
+
     func putAsset(_ a: Asset) { assets[a.assetId] = .some(a) }
 
     func deleteAsset(_ id: String) { assets[id] = .some(nil) }

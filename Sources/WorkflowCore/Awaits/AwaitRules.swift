@@ -272,7 +272,7 @@ extension Executor {
             }
             var typed = draft
             typed.type = port.type
-            let ids = registerOutputs(wf, wf.runs[r], [(port.name, typed)])
+            let ids = registerOutputs(wf, runIndex: r, [(port.name, typed)])
             try finishInteractive(&wf, runIndex: r, n: n, outputs: ids)
         case let .choice(choice):
             let options = a.candidates
@@ -291,7 +291,7 @@ extension Executor {
             }
             var meta = source.meta
             meta["chosenFrom"] = .string(source.assetId)
-            let ids = registerOutputs(wf, wf.runs[r], [(port.name, AssetDraft(type: port.type, uri: source.uri,
+            let ids = registerOutputs(wf, runIndex: r, [(port.name, AssetDraft(type: port.type, uri: source.uri,
                                                                              bytes: source.bytes, hash: source.hash,
                                                                              meta: meta))])
             try finishInteractive(&wf, runIndex: r, n: n, outputs: ids)
@@ -460,7 +460,7 @@ extension Executor {
             }
             var meta = source.meta
             meta["chosenFrom"] = .string(source.assetId)
-            let ids = registerOutputs(wf, wf.runs[r], [(port.name, AssetDraft(type: port.type, uri: source.uri,
+            let ids = registerOutputs(wf, runIndex: r, [(port.name, AssetDraft(type: port.type, uri: source.uri,
                                                                              bytes: source.bytes, hash: source.hash,
                                                                              meta: meta))])
             try closeAwait(&wf, runId: a.runId, resolution: resolution)

@@ -244,7 +244,7 @@ public struct Executor {
             try setState(&wf, n, .blocked, reason: reason)
         case let .ready(inputs):
             if wf.nodes[n].state != .ready { try setState(&wf, n, .ready) }
-            if graph.nodes[n].isInteractive {
+            if graph.info[n].isInteractive {
                 try startRun(&wf, n, trigger: wf.autoRun ? .auto : .run, inputs: inputs,
                              params: effectiveParams(wf, n))
             } else if wf.autoRun {
@@ -257,17 +257,17 @@ public struct Executor {
 
     /// Effective params: tool defaults ⊕ provider defaults ⊕ template params ⊕ the person's changes.
     public func effectiveParams(_ wf: Workflow, _ n: Int) -> JSONObject {
-        let t = graph.nodes[n]
-        var params = ctx.tool(t.kind)?.defaults ?? [:]
-        if let provider = ctx.providerDefaults(t.kind) { params = params.merging(provider) }
-        params = params.merging(t.params)
+        let kind = graph.info[n].kind
+        var params = ctx.tool(kind)?.defaults ?? [:]
+        if let provider = ctx.providerDefaults(kind) { params = params.merging(provider) }
+        params = params.merging(graph.info[n].params)
         return params.merging(wf.nodes[n].params)
     }
 
     // MARK: Runs
 
     public func mode(of n: Int) -> RunMode {
-        if graph.nodes[n].isInteractive { return .interactive }
+        if graph.info[n].isInteractive { return .interactive }
         return resourceClass(of: n) == .remote ? .remote : .local
     }
 
@@ -298,7 +298,7 @@ public struct Executor {
     public func startRun(_ wf: inout Workflow, _ n: Int, trigger: RunTrigger, inputs: [String: String],
                          params: JSONObject, confirmed: Bool = false) throws(EngineError) -> String {
         if wf.nodes[n].state != .ready { try setState(&wf, n, .ready) }
-        let t = graph.nodes[n]
+        let t = graph.info[n]
         let runId = ctx.newId("run")
         // A confirm-params node whose params were just confirmed runs its tool.
         let mode: RunMode = confirmed ? (resourceClass(of: n) == .remote ? .remote : .local) : self.mode(of: n)
@@ -440,19 +440,19 @@ public struct Executor {
                                       "runId": .string(run.runId), "attempt": JSON(run.submitAttempts)])
     }
 
-    /// Registers outputs as assets with provenance; returns port → asset id.
-    func registerOutputs(_ wf: Workflow, _ run: Run, _ outputs: [(port: String, draft: AssetDraft)]) -> [String: String] {
+    /// Registers run `r`'s outputs as assets with provenance; returns port → asset id.
+    func registerOutputs(_ wf: Workflow, runIndex r: Int, _ outputs: [(port: String, draft: AssetDraft)]) -> [String: String] {
         var ids: [String: String] = [:]
+        let (nodeId, runId) = (wf.runs[r].nodeId, wf.runs[r].runId)  // read in place, not the whole run
         for (port, draft) in outputs {
             let (meta, defaulted) = draft.versionedMeta()
             let id = ctx.newId("as")
-            let type = draft.type ?? graph.nodes[graph.index[run.nodeId]!].outputs.port(named: port)?.type ?? "FileRef"
+            let type = draft.type ?? graph.index[nodeId].flatMap { graph.info[$0].outputs.port(named: port)?.type } ?? "FileRef"
             ctx.putAsset(Asset(assetId: id, type: type, uri: draft.uri, bytes: draft.bytes, hash: draft.hash, meta: meta,
                                createdAt: ctx.now,
-                               provenance: Provenance(workflowId: wf.workflowId, nodeId: run.nodeId, runId: run.runId,
-                                                      port: port)))
+                               provenance: Provenance(workflowId: wf.workflowId, nodeId: nodeId, runId: runId, port: port)))
             if defaulted {
-                ctx.warn("asset metadata has no providerSchema; stored as v1", ["assetId": id, "runId": run.runId])
+                ctx.warn("asset metadata has no providerSchema; stored as v1", ["assetId": id, "runId": runId])
             }
             ids[port] = id
         }

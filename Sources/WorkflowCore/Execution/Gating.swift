@@ -258,7 +258,7 @@ extension Executor {
     }
 
     func validAsset(_ id: String, type: String) throws(EngineError) -> Bool {
-        guard let asset = try ctx.asset(id) else { return false }
-        return asset.type == type
+        guard let found = try ctx.assetType(id) else { return false }
+        return found == type
     }
 }

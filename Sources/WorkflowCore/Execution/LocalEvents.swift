@@ -4,20 +4,21 @@ extension Executor {
     public func localCompleted(_ wf: inout Workflow, runIndex r: Int, outputs: JSONObject?, error: NodeError?)
         throws(EngineError) -> EventOutcome
     {
-        let run = wf.runs[r]
-        guard run.mode == .local else {
-            throw .invalid("notLocal", "run \(run.runId) is a \(run.mode.rawValue) run, not a local one",
-                           details: ["runId": .string(run.runId)])
+        // The run's fields are read in place: a binding would copy the whole record.
+        guard wf.runs[r].mode == .local else {
+            throw .invalid("notLocal", "run \(wf.runs[r].runId) is a \(wf.runs[r].mode.rawValue) run, not a local one",
+                           details: ["runId": .string(wf.runs[r].runId)])
         }
-        guard run.status == .running else { return .ignored("the run is \(run.status.rawValue), not running") }
-        let n = nodeIndex(wf, run.nodeId)!
+        guard wf.runs[r].status == .running else { return .ignored("the run is \(wf.runs[r].status.rawValue), not running") }
+        let runId = wf.runs[r].runId
+        let n = nodeIndex(wf, wf.runs[r].nodeId)!
         if let error {
-            ctx.settle(answerKey: AnswerKey.local(run.runId))
+            ctx.settle(answerKey: AnswerKey.local(runId))
             try fail(&wf, runIndex: r, error: error)
             try reconcile(&wf)
             return .applied
         }
-        let t = graph.nodes[n]
+        let t = graph.info[n]
         let given = outputs ?? [:]
         var drafts: [(port: String, draft: AssetDraft)] = []
         for port in t.outputs {
@@ -33,12 +34,13 @@ extension Executor {
             }
             drafts.append((port.name, draft))
         }
-        for key in given.keys where t.outputs.port(named: key) == nil {
+        for member in given.members where t.outputs.port(named: member.key) == nil {
+            let key = member.key
             throw .notFound("unknownPort", "outputs.\(key): '\(t.id)' has no output port '\(key)'",
                            details: ["port": .string(key), "argument": .string("outputs.\(key)")])
         }
-        ctx.settle(answerKey: AnswerKey.local(run.runId))
-        let ids = registerOutputs(wf, run, drafts)
+        ctx.settle(answerKey: AnswerKey.local(runId))
+        let ids = registerOutputs(wf, runIndex: r, drafts)
         try reconcile(&wf, changing: n) { (wf) throws(EngineError) in try succeed(&wf, runIndex: r, outputs: ids) }
         return .applied
     }

@@ -222,7 +222,7 @@ extension Executor {
         }
         wf.runs[r].holdsSlot = false
         wf.runs[r].nextPollAt = nil
-        let registered = registerOutputs(wf, wf.runs[r], ready)
+        let registered = registerOutputs(wf, runIndex: r, ready)
         wf.runs[r].outputs = registered
         if downloads.isEmpty {
             try reconcile(&wf, changing: n) { (wf) throws(EngineError) in try succeed(&wf, runIndex: r, outputs: registered) }
@@ -275,7 +275,7 @@ extension Executor {
             return .applied
         }
         ctx.settle(answerKey: AnswerKey.download(run.runId, port))
-        let ids = registerOutputs(wf, run, [(port, draft)])
+        let ids = registerOutputs(wf, runIndex: r, [(port, draft)])
         wf.runs[r].pendingDownloads[port] = nil
         wf.runs[r].outputs[port] = ids[port]
         // Another port whose download a transport error put off keeps its retry (that time is the

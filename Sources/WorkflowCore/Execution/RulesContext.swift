@@ -25,6 +25,8 @@ public protocol RulesContext: AnyObject {
     func toolClass(_ kind: String) -> ResourceClass?
     func providerDefaults(_ kind: String) -> JSONObject?
     func asset(_ id: String) throws(EngineError) -> Asset?
+    /// The type of asset `id`, or nil when there is none (gating asks this of every input).
+    func assetType(_ id: String) throws(EngineError) -> String?
     func putAsset(_ asset: Asset)
     func newId(_ prefix: String) -> String
     /// Adds an effect of `type` whose own members are `body` (an `id` and `type` in it are
@@ -51,6 +53,7 @@ public protocol RulesContext: AnyObject {
 }
 
 extension RulesContext {
+    public func assetType(_ id: String) throws(EngineError) -> String? { try asset(id)?.type }
     public func hasTool(_ kind: String) -> Bool { tool(kind) != nil }
     public func toolClass(_ kind: String) -> ResourceClass? { tool(kind)?.resourceClass }
 }

@@ -21,11 +21,16 @@ public final class TemplateGraph: Sendable {
     public let successors: [[Int]]
     /// For each node index: the nodes producing its inputs, each once.
     public let predecessors: [[Int]]
-    /// What gating reads about each node, apart from the (large) node records.
+    /// What gating and the run rules read about each node, apart from the (large) template nodes,
+    /// which every read of `nodes[n]` copies whole.
     public let info: [NodeInfo]
 
     public struct NodeInfo: Sendable {
+        public let id: String
         public let kind: String
+        /// The template's params for the node.
+        public let params: JSONObject
+        public let outputs: [PortSpec]
         public let inputs: [PortSpec]
         /// The producing (node index, output port) of each input, in the order of `inputs`.
         public let inputProducers: [(node: Int, port: String)?]
@@ -61,7 +66,8 @@ public final class TemplateGraph: Sendable {
         self.consumers = consumers
         self.info = template.nodes.indices.map { n in
             let t = template.nodes[n]
-            return NodeInfo(kind: t.kind, inputs: t.inputs, inputProducers: t.inputs.map { producers[n][$0.name] },
+            return NodeInfo(id: t.id, kind: t.kind, params: t.params, outputs: t.outputs, inputs: t.inputs,
+                            inputProducers: t.inputs.map { producers[n][$0.name] },
                             resourceClass: t.resourceClass, classFixed: t.resourcesDeclared || t.resourceClass == .remote,
                             isInteractive: t.isInteractive,
                             needsTool: t.needsTool)

@@ -21,7 +21,7 @@ extension Engine {
                 }
                 // A member other than op and args is refused, as an unknown argument of a single
                 // call is: a misspelt `arg` would otherwise run the call without its arguments.
-                if let extra = o.keys.first(where: { $0 != "op" && $0 != "args" }) {
+                if let extra = o.members.first(where: { $0.key != "op" && $0.key != "args" })?.key {
                     throw .invalid("invalidArgument", "calls[\(i)] must be {op, args}, not have '\(extra)'",
                                    details: ["argument": .string("calls[\(i)].\(extra)")])
                 }

@@ -147,12 +147,19 @@ extension Engine {
     ]
 
     static func eventResult(_ outcome: EventOutcome, _ wf: Workflow, _ r: Int, _ executor: Executor) -> JSON {
-        var o = outcome.json
-        let run = wf.runs[r]
-        o["runId"] = .string(run.runId)
-        o["nodeId"] = .string(run.nodeId)
-        o["runStatus"] = .string(run.status.rawValue)
-        if let n = executor.nodeIndex(wf, run.nodeId) { o["state"] = .string(wf.nodes[n].state.rawValue) }
+        var o = JSONObject(minimumCapacity: 6)
+        switch outcome {
+        case .applied:
+            o.append(uniqueKey: "applied", true)
+        case let .ignored(reason):
+            o.append(uniqueKey: "applied", false)
+            o.append(uniqueKey: "ignored", .string(reason))
+        }
+        // The run's fields read in place (a binding would copy the record).
+        o.append(uniqueKey: "runId", .string(wf.runs[r].runId))
+        o.append(uniqueKey: "nodeId", .string(wf.runs[r].nodeId))
+        o.append(uniqueKey: "runStatus", .string(wf.runs[r].status.rawValue))
+        if let n = executor.nodeIndex(wf, wf.runs[r].nodeId) { o.append(uniqueKey: "state", .string(wf.nodes[n].state.rawValue)) }
         return .object(o)
     }
 
