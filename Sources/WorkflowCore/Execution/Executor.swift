@@ -102,10 +102,22 @@ public struct Executor {
         let old = taintMap(wf)
         try change(&wf)
         var taints = TaintMap()
-        var moved = [Bool](repeating: false, count: wf.nodes.count)
-        moved[n] = true
+        // Which nodes moved: as bits in a small workflow (the usual case: no array to allocate,
+        // and a node's producers are looked at with one AND), else as an array.
+        let bits = graph.predecessorBits
+        var movedBits: UInt64 = bits == nil ? 0 : UInt64(1) << UInt64(n)
+        var moved = bits == nil ? [Bool](repeating: false, count: wf.nodes.count) : []
+        if bits == nil { moved[n] = true }
+        func hasMoved(_ m: Int) -> Bool { bits == nil ? moved[m] : movedBits & (UInt64(1) << UInt64(m)) != 0 }
+        func markMoved(_ m: Int) { if bits == nil { moved[m] = true } else { movedBits |= UInt64(1) << UInt64(m) } }
+        // With no node able to start a taint before the change (no array in `old`), every taint
+        // stays nil until a node the reconcile looks at can start one (a node it does not look at
+        // is as it was): until then no taint is worked out at all. Taints flow down the graph
+        // order, so the nodes before the first origin keep nil either way.
+        var taintsMayExist = old.values != nil
         for m in graph.order {
-            if moved[m] || graph.predecessors[m].contains(where: { moved[$0] }) {
+            let producerMoved = if let bits { bits[m] & movedBits != 0 } else { graph.predecessors[m].contains(where: { moved[$0] }) }
+            if hasMoved(m) || producerMoved {
                 // What gating a consumer reads of its producer, compared before and after: its
                 // state as gating tells states apart (``gatingClass(_:)``: a producer going
                 // from blocked to ready, or ready to running, leaves its consumers waiting as
@@ -117,11 +129,13 @@ public struct Executor {
                 if Self.gatingClass(wf.nodes[m].state) != before.0 || wf.nodes[m].outputs != before.1
                     || wf.nodes[m].lastError?.isInterruption != before.2
                 {
-                    moved[m] = true
+                    markMoved(m)
                 }
+                if !taintsMayExist, mayOriginateTaint(wf, m) { taintsMayExist = true }
             }
+            guard taintsMayExist else { continue }
             taints.set(m, taint(wf, m, given: taints), count: wf.nodes.count)
-            if taints[m] != old[m] { moved[m] = true }
+            if taints[m] != old[m] { markMoved(m) }
         }
         refreshStatus(&wf)
         #if DEBUG

@@ -71,9 +71,10 @@ extension Executor {
     /// (``taint(_:_:given:)``). Read in place: no node record is copied.
     func mayOriginateTaint(_ wf: Workflow, _ n: Int) -> Bool {
         guard wf.nodes[n].state == .blocked, let code = wf.nodes[n].blockedReason?.code else { return false }
+        // Waiting for inputs is the usual reason: asked first.
+        if code == BlockedReason.waitingForInput { return wf.nodes[n].blockedReason?.details["staleUpstream"] != nil }
         return code == BlockedReason.inputChanged || code == BlockedReason.upstreamFailed
             || code == BlockedReason.toolNotInstalled
-            || (code == BlockedReason.waitingForInput && wf.nodes[n].blockedReason?.details["staleUpstream"] != nil)
     }
 
     /// Node `n`'s taint, its producers' being known: blocked because an input changed (stale, it

@@ -21,6 +21,9 @@ public final class TemplateGraph: Sendable {
     public let successors: [[Int]]
     /// For each node index: the nodes producing its inputs, each once.
     public let predecessors: [[Int]]
+    /// For each node index of a template of at most 64 nodes: its predecessors as bits (node `p`
+    /// is bit `p`), so that "did a producer of this node move?" is one AND; nil for larger ones.
+    public let predecessorBits: [UInt64]?
     /// What gating and the run rules read about each node, apart from the (large) template nodes,
     /// which every read of `nodes[n]` copies whole.
     public let info: [NodeInfo]
@@ -74,6 +77,8 @@ public final class TemplateGraph: Sendable {
         }
         self.successors = successors
         self.predecessors = predecessors
+        self.predecessorBits = template.nodes.count <= 64
+            ? predecessors.map { $0.reduce(UInt64(0)) { bits, p in bits | (UInt64(1) << UInt64(p)) } } : nil
         let order = GraphAlgorithms.topologicalOrder(count: template.nodes.count, edges: pairs)
             ?? Array(0..<template.nodes.count)
         self.order = order
