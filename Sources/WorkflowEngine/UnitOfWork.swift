@@ -281,6 +281,15 @@ final class UnitOfWork {
         return w
     }
 
+    /// Room for `count` more calls' worth of workflows and assets: a batch of completions stages
+    /// two workflows and an asset per call, and tables grown one doubling at a time hash every key
+    /// again at each doubling.
+    func reserve(calls count: Int) {
+        staged.reserveCapacity(staged.count + 2 * count)
+        touched.reserveCapacity(touched.count + 2 * count)
+        assets.reserveCapacity(assets.count + count)
+    }
+
     /// The staging of workflow `id`, made on its first touch in this call.
     private func staging(_ id: String) -> StagedWorkflow {
         if let s = staged[id] { return s }

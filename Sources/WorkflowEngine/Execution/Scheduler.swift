@@ -182,15 +182,20 @@ final class Scheduler {
         let workflowCap = (c == .remote ? options.remoteConcurrency : options.localConcurrency) ?? Int.max
         guard now.running < workflowCap else { return false }
         let mode: RunMode = c == .remote ? .remote : .local
-        var best: (position: Int, index: Int)?
-        for i in wf.runs.indices where wf.runs[i].mode == mode && wf.runs[i].status == .queued {  // in place, no copies
-            guard let n = executor.graph.index[wf.runs[i].nodeId] else { continue }
-            let p = executor.graph.position[n]
-            if best == nil || p < best!.position { best = (p, i) }
+        // The first queued run in graph order: a queued run is its node's current run, with the
+        // node ready (local) or queued (remote), so the nodes are looked at in graph order (their
+        // state in place) and only the chosen one's run is looked up.
+        let waiting: NodeState = c == .remote ? .queuedRemote : .ready
+        var pick: Int?
+        for n in executor.graph.order where wf.nodes[n].state == waiting {
+            guard let runId = wf.nodes[n].currentRunId, let r = wf.runIndex(runId),
+                  wf.runs[r].mode == mode, wf.runs[r].status == .queued else { continue }
+            pick = r
+            break
         }
-        guard let pick = best else { return false }
-        try executor.beginRun(&wf, runIndex: pick.index)
-        if wf.runs[pick.index].status == .failed {
+        guard let pick else { return false }
+        try executor.beginRun(&wf, runIndex: pick)
+        if wf.runs[pick].status == .failed {
             try executor.reconcile(&wf)  // it never started (inputAssetGone): its consumers notice
         }
         uow.putWorkflow(wf)

@@ -14,6 +14,7 @@ extension Engine {
             }
             var results: [JSON] = []
             results.reserveCapacity(calls.count)
+            uow.reserve(calls: calls.count)
             for (i, call) in calls.enumerated() {
                 guard case let .object(o) = call, case let .string(op)? = o["op"] else {
                     throw .invalid("invalidArgument", "calls[\(i)] must be {op, args}",
