@@ -89,16 +89,19 @@ enum RecordCoding {
 
     // MARK: Runs
 
+    /// A run's record: first the members that never change after the run is made (so their
+    /// text can be kept and written again as it is, ``writeRun(_:_:)``), then the rest.
     static func encode(_ r: Run) -> JSON {
         var o = JSONObject(minimumCapacity: 24)
         o.append(uniqueKey: "number", JSON(r.number))
         o.append(uniqueKey: "mode", .string(r.mode.rawValue))
         o.append(uniqueKey: "kind", .string(r.kind))
         o.append(uniqueKey: "trigger", .string(r.trigger.rawValue))
-        o.append(uniqueKey: "status", .string(r.status.rawValue))
         o.append(uniqueKey: "params", .object(r.params))
         o.append(uniqueKey: "inputs", portMap(r.inputs))
         o.append(uniqueKey: "idempotencyKey", .string(r.idempotencyKey))
+        o.append(uniqueKey: "createdAt", ms(r.createdAt))
+        o.append(uniqueKey: "status", .string(r.status.rawValue))
         if let j = r.jobId { o.append(uniqueKey: "jobId", .string(j)) }
         if r.submitAttempts > 0 { o.append(uniqueKey: "submitAttempts", JSON(r.submitAttempts)) }
         if r.submitFailures > 0 { o.append(uniqueKey: "submitFailures", JSON(r.submitFailures)) }
@@ -115,7 +118,6 @@ enum RecordCoding {
         if r.cancelFailures > 0 { o.append(uniqueKey: "cancelFailures", JSON(r.cancelFailures)) }
         if let t = r.nextCancelAt { o.append(uniqueKey: "nextCancelAt", ms(t)) }
         if r.holdsSlot { o.append(uniqueKey: "holdsSlot", true) }
-        o.append(uniqueKey: "createdAt", ms(r.createdAt))
         if let t = r.startedAt { o.append(uniqueKey: "startedAt", ms(t)) }
         if let t = r.finishedAt { o.append(uniqueKey: "finishedAt", ms(t)) }
         if let e = r.error { o.append(uniqueKey: "error", error(e)) }

@@ -14,15 +14,25 @@ extension RecordCoding {
     }
 
     /// ``runBytes(_:)`` into `w` (empty, or ``RecordText/reset()``), to be finished by the caller.
+    /// The members that never change after the run is made are written once per run: their text
+    /// is kept with it (``Run/textCache``) and copied into each later write, until a write of the
+    /// run finished (usually its last) lets it go.
     static func writeRun(_ r: Run, _ w: inout RecordText) {
-        w.key("number"); w.int(r.number)
-        w.key("mode"); w.string(r.mode.rawValue)
-        w.key("kind"); w.string(r.kind)
-        w.key("trigger"); w.string(r.trigger.rawValue)
+        if let kept = r.textCache.bytes {
+            w.appendOpening(kept)
+        } else {
+            w.key("number"); w.int(r.number)
+            w.key("mode"); w.string(r.mode.rawValue)
+            w.key("kind"); w.string(r.kind)
+            w.key("trigger"); w.string(r.trigger.rawValue)
+            w.key("params"); w.object(r.params)
+            w.key("inputs"); w.portMap(r.inputs)
+            w.key("idempotencyKey"); w.string(r.idempotencyKey)
+            w.key("createdAt"); w.int(r.createdAt.milliseconds)
+            if !r.status.isTerminal { r.textCache.bytes = w.writtenBytes }
+        }
+        if r.status.isTerminal { r.textCache.bytes = nil }
         w.key("status"); w.string(r.status.rawValue)
-        w.key("params"); w.object(r.params)
-        w.key("inputs"); w.portMap(r.inputs)
-        w.key("idempotencyKey"); w.string(r.idempotencyKey)
         if let j = r.jobId { w.key("jobId"); w.string(j) }
         if r.submitAttempts > 0 { w.key("submitAttempts"); w.int(r.submitAttempts) }
         if r.submitFailures > 0 { w.key("submitFailures"); w.int(r.submitFailures) }
@@ -47,7 +57,6 @@ extension RecordCoding {
         if r.cancelFailures > 0 { w.key("cancelFailures"); w.int(r.cancelFailures) }
         if let t = r.nextCancelAt { w.key("nextCancelAt"); w.int(t.milliseconds) }
         if r.holdsSlot { w.key("holdsSlot"); w.literal("true") }
-        w.key("createdAt"); w.int(r.createdAt.milliseconds)
         if let t = r.startedAt { w.key("startedAt"); w.int(t.milliseconds) }
         if let t = r.finishedAt { w.key("finishedAt"); w.int(t.milliseconds) }
         if let e = r.error { w.key("error"); w.error(e) }
@@ -135,6 +144,18 @@ struct RecordText {
     }
 
     mutating func byte(_ b: UInt8) { out.appendByte(b) }
+
+    /// The text written so far (an object opened, its members, not closed): for a writer that
+    /// keeps it to open a later object with (``appendOpening(_:)``).
+    var writtenBytes: [UInt8] { out.bytes }
+
+    /// Opens the object with `bytes` that ``writtenBytes`` gave (its first members): the text
+    /// must be empty.
+    mutating func appendOpening(_ bytes: [UInt8]) {
+        precondition(first && out.count == 0, "appendOpening on a text already begun")
+        out.appendBytes(bytes)
+        first = false
+    }
 
     /// A literal's bytes where they are (a literal always has its text as UTF-8 in place;
     /// `withUTF8Buffer` would cost more than copying it).

@@ -48,6 +48,35 @@ final class RecordTextTests: XCTestCase {
         }
     }
 
+    /// A run's later writes reuse the text of the members that never change (kept with the run
+    /// from its first write until a write of it finished): each is still its JSON encoding,
+    /// whatever else changed in between, in copies of the run too.
+    func testLaterWritesOfARunReuseItsUnchangingTextAndStillMatchTheJSONEncoding() {
+        var rng = SplitMix64(seed: 8)
+        for i in 0..<200 {
+            var r = Run(runId: "run-\(i)", nodeId: "n", number: i % 3 + 1, mode: i % 2 == 0 ? .local : .remote,
+                        kind: "K\"\(i)", trigger: .auto, status: .queued,
+                        params: i % 4 == 0 ? [:] : ["steps": .int(Int64(i)), "cfg": 4.5], inputs: ["b": "as-\(i)", "a": "as-1"],
+                        idempotencyKey: "wf-1/n/run-\(i)", createdAt: Timestamp(milliseconds: Int64(i) * 1_000))
+            XCTAssertNil(r.textCache.bytes)
+            XCTAssertEqual(RecordCoding.runBytes(r), JSONWriter.bytes(RecordCoding.encode(r)), "run \(i), first write")
+            XCTAssertNotNil(r.textCache.bytes, "kept after the first write of a run under way")
+            let copy = r
+            for (k, status) in [RunStatus.running, .submitted, .downloading].enumerated() where rng.next() % 2 == 0 {
+                r.status = status
+                r.startedAt = Timestamp(milliseconds: Int64(k))
+                r.progress = Double(k) / 4
+                r.jobId = "job-\(i)"
+                XCTAssertEqual(RecordCoding.runBytes(r), JSONWriter.bytes(RecordCoding.encode(r)), "run \(i), \(status)")
+            }
+            XCTAssertEqual(RecordCoding.runBytes(copy), JSONWriter.bytes(RecordCoding.encode(copy)), "run \(i), a copy")
+            r.finish(.succeeded, at: Timestamp(milliseconds: 99))
+            XCTAssertEqual(RecordCoding.runBytes(r), JSONWriter.bytes(RecordCoding.encode(r)), "run \(i), finished")
+            XCTAssertNil(r.textCache.bytes, "let go once written finished")
+            XCTAssertEqual(RecordCoding.runBytes(r), JSONWriter.bytes(RecordCoding.encode(r)), "run \(i), finished again")
+        }
+    }
+
     func testNodeBytesMatchTheJSONEncoding() {
         var rng = SplitMix64(seed: 6)
         let strings = ["", "plain", "q\"uote", "back\\slash", "line\nbreak", "ctl\u{01}\u{1F}", "ünïcödé ✓", "emoji 🎉"]

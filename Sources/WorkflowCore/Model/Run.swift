@@ -66,7 +66,7 @@ public struct Run: ChangeTrackedRecord {
     // The fields the scheduler, the timers and the summaries read of every run come first, so
     // they share the record's first cache lines (declaration order is memory order).
     public var status: RunStatus
-    public var mode: RunMode
+    public let mode: RunMode
     /// Counts against its queue's caps.
     public var holdsSlot: Bool
     public var nextAttemptAt: Timestamp?
@@ -76,15 +76,15 @@ public struct Run: ChangeTrackedRecord {
     /// before the provider accepted the job): the last one did not reach the provider.
     public var nextCancelAt: Timestamp?
     /// 1 for the node's first run, 2 for the second, …
-    public var number: Int
-    public var kind: String
-    public var trigger: RunTrigger
+    public let number: Int
+    public let kind: String
+    public let trigger: RunTrigger
     /// Effective params, frozen when the run was created.
-    public var params: JSONObject
+    public let params: JSONObject
     /// Input assets by port, frozen when the run was created.
-    public var inputs: [String: String]
+    public let inputs: [String: String]
     /// Sent with every submit of this run; providers use it to drop duplicates.
-    public var idempotencyKey: String
+    public let idempotencyKey: String
     public var jobId: String?
     /// `remote.submit` effects emitted for this run.
     public var submitAttempts: Int
@@ -103,10 +103,14 @@ public struct Run: ChangeTrackedRecord {
     public var downloadFailures: Int
     /// Consecutive transport errors sending `remote.cancel` for the run's job.
     public var cancelFailures: Int
-    public var createdAt: Timestamp
+    public let createdAt: Timestamp
     public var startedAt: Timestamp?
     public var finishedAt: Timestamp?
     public var error: NodeError?
+    /// The store's text of the fields above that never change after the run is made (its mode,
+    /// number, kind, trigger, params, inputs, idempotency key and creation time: `let`s), shared
+    /// by every copy of the run. Not part of its value.
+    package let textCache: RecordTextCache
 
     public init(runId: String, nodeId: String, number: Int, mode: RunMode, kind: String, trigger: RunTrigger,
                 status: RunStatus, params: JSONObject, inputs: [String: String], idempotencyKey: String,
@@ -141,6 +145,7 @@ public struct Run: ChangeTrackedRecord {
         self.startedAt = nil
         self.finishedAt = nil
         self.error = nil
+        self.textCache = RecordTextCache()
     }
 
     /// Ends the run: the terminal `status` and `error` at `time`. A finished run holds no slot and
@@ -192,4 +197,18 @@ extension Run {
             || a.pointee.nextPollAt != b.pointee.nextPollAt || a.pointee.pollCount != b.pointee.pollCount
             || a.pointee.progress != b.pointee.progress
     }
+}
+
+/// Text a store made of a record's fields that never change, kept with the record (and every
+/// copy of it) so that each later write of the record reuses it: a run is written three times or
+/// more (queued, started, finished; each report of a remote job), its number, kind, params,
+/// inputs, key and creation time the same every time. It is not part of the record's value: any
+/// two caches compare equal. The engine's store fills and reads it on the engine's thread, which
+/// calls are serialised on; nothing else touches it.
+package final class RecordTextCache: @unchecked Sendable, Equatable {
+    package var bytes: [UInt8]?
+
+    package init() {}
+
+    package static func == (a: RecordTextCache, b: RecordTextCache) -> Bool { true }
 }
