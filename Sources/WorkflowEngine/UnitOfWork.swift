@@ -104,7 +104,7 @@ final class UnitOfWork {
     }
 
     /// A new id such as `wf-3`, `run-12`, `aw-2`, `as-40`.
-    func newId(_ prefix: String) -> String { "\(prefix)-\(nextNumber(prefix))" }
+    func newId(_ prefix: String) -> String { ShortText.id(prefix, nextNumber(prefix)) }
 
     var isOnline: Bool { online ?? state.online }
 
@@ -404,7 +404,7 @@ final class UnitOfWork {
     @discardableResult
     func emit(_ type: String, _ body: consuming JSONObject, answerKey: String? = nil) -> Effect {
         let seq = nextNumber("effect")
-        let id = "e-\(seq)"
+        let id = ShortText.id("e", seq)
         var full = body
         if full.contains("id") || full.contains("type") {
             var rest = JSONObject(minimumCapacity: full.count + 2)

@@ -318,7 +318,8 @@ public struct Executor {
         let mode: RunMode = confirmed ? (resourceClass(of: n) == .remote ? .remote : .local) : self.mode(of: n)
         var run = Run(runId: runId, nodeId: t.id, number: wf.nodes[n].attempts + 1, mode: mode, kind: t.kind,
                       trigger: trigger, status: mode == .interactive ? .awaiting : .queued, params: params,
-                      inputs: inputs, idempotencyKey: "\(wf.workflowId)/\(t.id)/\(runId)", createdAt: ctx.now)
+                      inputs: inputs, idempotencyKey: ShortText.join(wf.workflowId, t.id, runId, separator: 0x2F),
+                      createdAt: ctx.now)
         if mode == .interactive { run.startedAt = ctx.now }
         wf.runs.append(run)
         wf.nodes[n].attempts += 1

@@ -108,10 +108,10 @@ extension Effect {
 
 /// Answer keys tie an effect to the event that settles it.
 public enum AnswerKey {
-    public static func submit(_ runId: String) -> String { "submit:\(runId)" }
-    public static func poll(_ runId: String) -> String { "poll:\(runId)" }
+    public static func submit(_ runId: String) -> String { ShortText.concat("submit:", runId) }
+    public static func poll(_ runId: String) -> String { ShortText.concat("poll:", runId) }
     public static func download(_ runId: String, _ port: String) -> String { "download:\(runId):\(port)" }
-    public static func local(_ runId: String) -> String { "local:\(runId)" }
+    public static func local(_ runId: String) -> String { ShortText.concat("local:", runId) }
     public static func notify(_ awaitId: String) -> String { "notify:\(awaitId)" }
     /// A cancel stays on record until the provider reports the job finished (any status).
     public static func cancel(_ jobId: String) -> String { "cancel:\(jobId)" }
