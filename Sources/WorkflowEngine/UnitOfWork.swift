@@ -308,10 +308,28 @@ final class UnitOfWork {
     /// The queue counts this call staged for workflow `id`, if it touched it.
     func stagedCounts(_ id: String) -> QueueCounts? { staged[id]?.counts }
 
+    /// The workflow as this call sees it, with its staging made (or found) for the write that
+    /// follows (``putWorkflow(_:staged:)``): one lookup of the staging where a read and a write
+    /// would each make one. Until that write, reads of the workflow see it as before.
+    func workflowForWriting(_ id: String) throws(EngineError) -> (workflow: Workflow, staged: StagedWorkflow)? {
+        if let s = staged[id] {
+            guard let w = s.working else { return nil }  // deleted
+            return (w, s)
+        }
+        guard let w = try workflow(id) else { return nil }
+        let s = StagedWorkflow(id: id, original: w, counts: committedQueueCounts(id))
+        s.working = w
+        staged[id] = s
+        touched.append(s)
+        return (w, s)
+    }
+
     /// Stages a new or changed workflow.
-    func putWorkflow(_ w: Workflow) {
-        let id = w.workflowId
-        let s = staging(id)
+    func putWorkflow(_ w: Workflow) { putWorkflow(w, staged: staging(w.workflowId)) }
+
+    /// Stages a changed workflow whose staging the caller holds (``workflowForWriting(_:)``).
+    func putWorkflow(_ w: Workflow, staged s: StagedWorkflow) {
+        let id = s.id
         s.working = w
         // Runs written during the call are the touched ones (a loaded workflow starts clean).
         for i in w.runs.wholesale ? Array(w.runs.indices) : w.runs.touched where i < w.runs.count {

@@ -342,9 +342,10 @@ public struct Executor {
 
     /// A slot was granted to queued run `r`: the job is submitted, or the local tool starts. A
     /// run whose frozen input assets are gone never starts (`inputAssetGone`).
-    public func beginRun(_ wf: inout Workflow, runIndex r: Int) throws(EngineError) {
+    /// `node` is the run's node, when the caller knows it (else it is looked up).
+    public func beginRun(_ wf: inout Workflow, runIndex r: Int, node: Int? = nil) throws(EngineError) {
         // The run's fields are read in place: every start would otherwise copy the whole record.
-        guard wf.runs[r].status == .queued, let n = nodeIndex(wf, wf.runs[r].nodeId) else { return }
+        guard wf.runs[r].status == .queued, let n = node ?? nodeIndex(wf, wf.runs[r].nodeId) else { return }
         let inputs: JSONObject
         switch try frozenInputs(wf.runs[r].inputs) {
         case let .gone(port, id):
@@ -474,9 +475,10 @@ public struct Executor {
         return ids
     }
 
-    /// Run `r` produced `outputs`: the node succeeds and its consumers are re-gated.
-    func succeed(_ wf: inout Workflow, runIndex r: Int, outputs: [String: String]) throws(EngineError) {
-        let n = nodeIndex(wf, wf.runs[r].nodeId)!
+    /// Run `r` produced `outputs`: the node succeeds and its consumers are re-gated. `node` is
+    /// the run's node, when the caller knows it (else it is looked up).
+    func succeed(_ wf: inout Workflow, runIndex r: Int, node: Int? = nil, outputs: [String: String]) throws(EngineError) {
+        let n = node ?? nodeIndex(wf, wf.runs[r].nodeId)!
         wf.runs[r].finish(.succeeded, at: ctx.now)
         wf.runs[r].outputs = outputs
         wf.runs[r].progress = 1

@@ -41,7 +41,7 @@ extension Executor {
         }
         ctx.settle(answerKey: AnswerKey.local(runId))
         let ids = registerOutputs(wf, runIndex: r, drafts)
-        try reconcile(&wf, changing: n) { (wf) throws(EngineError) in try succeed(&wf, runIndex: r, outputs: ids) }
+        try reconcile(&wf, changing: n) { (wf) throws(EngineError) in try succeed(&wf, runIndex: r, node: n, outputs: ids) }
         return .applied
     }
 

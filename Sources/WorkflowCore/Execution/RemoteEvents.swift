@@ -225,7 +225,7 @@ extension Executor {
         let registered = registerOutputs(wf, runIndex: r, ready)
         wf.runs[r].outputs = registered
         if downloads.isEmpty {
-            try reconcile(&wf, changing: n) { (wf) throws(EngineError) in try succeed(&wf, runIndex: r, outputs: registered) }
+            try reconcile(&wf, changing: n) { (wf) throws(EngineError) in try succeed(&wf, runIndex: r, node: n, outputs: registered) }
             return .applied
         }
         wf.runs[r].status = .downloading

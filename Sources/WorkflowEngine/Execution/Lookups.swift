@@ -56,14 +56,15 @@ extension Engine {
     /// The run named by `runId`, in its workflow.
     static func withRun<T>(_ uow: UnitOfWork, runId: String,
                            _ body: (inout Workflow, Executor, Int) throws(EngineError) -> T) throws(EngineError) -> T {
-        guard let wfId = try uow.workflowId(forRun: runId), var wf = try uow.workflow(wfId),
-            let r = wf.runIndex(runId)
+        guard let wfId = try uow.workflowId(forRun: runId), let (found, staged) = try uow.workflowForWriting(wfId),
+            let r = found.runIndex(runId)
         else {
             throw .notFound("unknownRun", "no run '\(runId)'", details: ["runId": .string(runId)])
         }
+        var wf = found
         let executor = try uow.executor(for: wf)
         let result = try body(&wf, executor, r)
-        uow.putWorkflow(wf)
+        uow.putWorkflow(wf, staged: staged)
         return result
     }
 }

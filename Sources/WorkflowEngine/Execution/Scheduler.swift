@@ -186,15 +186,15 @@ final class Scheduler {
         // node ready (local) or queued (remote), so the nodes are looked at in graph order (their
         // state in place) and only the chosen one's run is looked up.
         let waiting: NodeState = c == .remote ? .queuedRemote : .ready
-        var pick: Int?
+        var found: (run: Int, node: Int)?
         for n in executor.graph.order where wf.nodes[n].state == waiting {
             guard let runId = wf.nodes[n].currentRunId, let r = wf.runIndex(runId),
                   wf.runs[r].mode == mode, wf.runs[r].status == .queued else { continue }
-            pick = r
+            found = (r, n)
             break
         }
-        guard let pick else { return false }
-        try executor.beginRun(&wf, runIndex: pick)
+        guard let (pick, node) = found else { return false }
+        try executor.beginRun(&wf, runIndex: pick, node: node)
         if wf.runs[pick].status == .failed {
             try executor.reconcile(&wf)  // it never started (inputAssetGone): its consumers notice
         }
