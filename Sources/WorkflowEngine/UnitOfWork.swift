@@ -452,7 +452,10 @@ final class UnitOfWork {
     /// The answering event arrived, or the work is obsolete: the effects on record for the key
     /// are dropped, taken or not.
     func settle(answerKey: String) {
-        for e in effects(answerKey: answerKey) { removeEffect(e.seq) }
+        // As `effects(answerKey:)` finds them, without copying the effects: by their seqs.
+        for seq in state.outbox.seqs(answerKey: answerKey) where !deletedSeqs.contains(seq) { removeEffect(seq) }
+        guard !newEffects.isEmpty else { return }
+        for e in newEffects where e.answerKey == answerKey && !deletedSeqs.contains(e.seq) { removeEffect(e.seq) }
     }
 
     func removeEffect(_ seq: Int64) {

@@ -12,7 +12,21 @@ struct Outbox {
     /// Pending seqs in ascending order; entries no longer pending are skipped lazily.
     private var pendingOrder: [Int64] = []
     private var pendingHead = 0
-    private(set) var byAnswerKey: [String: [Int64]] = [:]
+    /// The effects on record for each answer key: nearly always one (an array allocated per
+    /// effect would cost more than the rest of recording it).
+    private(set) var byAnswerKey: [String: Seqs] = [:]
+
+    enum Seqs: Equatable {
+        case one(Int64)
+        case many([Int64])
+
+        var all: [Int64] {
+            switch self {
+            case let .one(seq): [seq]
+            case let .many(seqs): seqs
+            }
+        }
+    }
     private(set) var pendingCount = 0
     /// Taken effects nothing answers, waiting for the host's next take to acknowledge them.
     private(set) var takenUnanswerable: Set<Int64> = []
@@ -23,7 +37,13 @@ struct Outbox {
 
     mutating func insert(_ e: Effect) {
         bySeq[e.seq] = e
-        if let key = e.answerKey { byAnswerKey[key, default: []].append(e.seq) }
+        if let key = e.answerKey {
+            if let i = byAnswerKey.index(forKey: key) {
+                byAnswerKey.values[i] = .many(byAnswerKey.values[i].all + [e.seq])
+            } else {
+                byAnswerKey[key] = .one(e.seq)
+            }
+        }
         if e.taken, AnswerKey.answeredByTaking(e.answerKey) { takenUnanswerable.insert(e.seq) }
         if !e.taken {
             if let last = pendingOrder.last, last > e.seq {
@@ -38,20 +58,24 @@ struct Outbox {
     }
 
     mutating func markTaken(_ seq: Int64) {
-        guard var e = bySeq[seq], !e.taken else { return }
-        e.taken = true
-        bySeq[seq] = e
+        guard let i = bySeq.index(forKey: seq), !bySeq.values[i].taken else { return }
+        bySeq.values[i].taken = true  // in place: one lookup, no copy of the effect
         pendingCount -= 1
-        if AnswerKey.answeredByTaking(e.answerKey) { takenUnanswerable.insert(seq) }
+        if AnswerKey.answeredByTaking(bySeq.values[i].answerKey) { takenUnanswerable.insert(seq) }
     }
 
     mutating func remove(_ seq: Int64) {
         guard let e = bySeq.removeValue(forKey: seq) else { return }
         if !e.taken { pendingCount -= 1 }
         if e.taken { takenUnanswerable.remove(seq) }
-        if let key = e.answerKey {
-            byAnswerKey[key]?.removeAll { $0 == seq }
-            if byAnswerKey[key]?.isEmpty == true { byAnswerKey[key] = nil }
+        if let key = e.answerKey, let i = byAnswerKey.index(forKey: key) {
+            switch byAnswerKey.values[i] {
+            case .one:
+                byAnswerKey.remove(at: i)
+            case let .many(seqs):
+                let rest = seqs.filter { $0 != seq }
+                if rest.isEmpty { byAnswerKey.remove(at: i) } else { byAnswerKey.values[i] = rest.count == 1 ? .one(rest[0]) : .many(rest) }
+            }
         }
     }
 
@@ -101,7 +125,16 @@ struct Outbox {
         pendingCount = pendingOrder.count
     }
 
-    func effects(answerKey: String) -> [Effect] { (byAnswerKey[answerKey] ?? []).compactMap { bySeq[$0] } }
+    /// The seqs of the effects on record for `answerKey`.
+    func seqs(answerKey: String) -> [Int64] { byAnswerKey[answerKey]?.all ?? [] }
+
+    func effects(answerKey: String) -> [Effect] {
+        switch byAnswerKey[answerKey] {
+        case nil: []
+        case let .one(seq): bySeq[seq].map { [$0] } ?? []
+        case let .many(seqs): seqs.compactMap { bySeq[$0] }
+        }
+    }
 
     var all: [Effect] { bySeq.values.sorted { $0.seq < $1.seq } }
 }
