@@ -26,6 +26,33 @@ final class OutboxTests: XCTestCase {
         XCTAssertTrue(outbox.byAnswerKey[AnswerKey.evict("as-1", "preview")] == nil)
     }
 
+    /// Effects sharing an answer key (a cancel sent again) are found, in order, until the last
+    /// of them leaves; a key with one effect and a key with several are kept apart.
+    func testEffectsSharingAnAnswerKeyAreFoundInOrderUntilTheLastOfThemLeaves() {
+        func cancel(_ seq: Int64) -> Effect {
+            Effect(seq: seq, id: "e-\(seq)", type: EffectType.remoteCancel, body: ["jobId": "job-1"],
+                   answerKey: AnswerKey.cancel("job-1"))
+        }
+        var outbox = Outbox(effects: [cancel(1), poll(2), cancel(3), cancel(4)])
+        let key = AnswerKey.cancel("job-1")
+        XCTAssertEqual(outbox.seqs(answerKey: key), [1, 3, 4])
+        XCTAssertEqual(outbox.effects(answerKey: key).map(\.seq), [1, 3, 4])
+        XCTAssertEqual(outbox.seqs(answerKey: AnswerKey.poll("run-2")), [2])
+        outbox.remove(3)
+        XCTAssertEqual(outbox.seqs(answerKey: key), [1, 4])
+        outbox.remove(1)
+        XCTAssertEqual(outbox.byAnswerKey[key], .one(4))
+        outbox.insert(cancel(5))
+        XCTAssertEqual(outbox.effects(answerKey: key).map(\.seq), [4, 5])
+        outbox.remove(4)
+        outbox.remove(5)
+        XCTAssertNil(outbox.byAnswerKey[key])
+        XCTAssertEqual(outbox.effects(answerKey: key), [])
+        outbox.remove(2)
+        XCTAssertTrue(outbox.byAnswerKey.isEmpty)
+        XCTAssertEqual(outbox.pendingCount, 0)
+    }
+
     func testTakingAnEffectNothingAnswersLeavesItForTheNextTakeButAnAnsweredOneWaitsForItsAnswer() {
         var outbox = Outbox(effects: [evict(1), poll(2)])
         XCTAssertEqual(outbox.pendingCount, 2)
