@@ -28,7 +28,9 @@ public final class TemplateGraph: Sendable {
     /// which every read of `nodes[n]` copies whole.
     public let info: [NodeInfo]
 
-    public struct NodeInfo: Sendable {
+    /// A class: rules bind a node's facts (`let t = graph.info[n]`) many times per call, and a
+    /// binding of a struct this size retains every one of its strings and arrays.
+    public final class NodeInfo: Sendable {
         public let id: String
         public let kind: String
         /// The template's params for the node.
@@ -45,6 +47,21 @@ public final class TemplateGraph: Sendable {
         public let isInteractive: Bool
         /// Needs its tool installed: every node but a person-only interactive one.
         public let needsTool: Bool
+
+        init(id: String, kind: String, params: JSONObject, outputs: [PortSpec], inputs: [PortSpec],
+             inputProducers: [(node: Int, port: String)?], resourceClass: ResourceClass, classFixed: Bool,
+             isInteractive: Bool, needsTool: Bool) {
+            self.id = id
+            self.kind = kind
+            self.params = params
+            self.outputs = outputs
+            self.inputs = inputs
+            self.inputProducers = inputProducers
+            self.resourceClass = resourceClass
+            self.classFixed = classFixed
+            self.isInteractive = isInteractive
+            self.needsTool = needsTool
+        }
     }
 
     public init(template: Template) {
