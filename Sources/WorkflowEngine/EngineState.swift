@@ -92,7 +92,12 @@ final class EngineState {
     /// memory when nil): a quiet one becomes the most recently used of the quiet ones; one that
     /// is no longer quiet leaves them.
     func noteUse(_ id: String, summary: WorkflowSummary? = nil) {
-        if let s = summary ?? summaries[id], Self.isQuiet(s) {
+        noteUse(id, quiet: (summary ?? summaries[id]).map(Self.isQuiet) ?? false)
+    }
+
+    /// ``noteUse(_:summary:)`` with whether its summary is quiet (``isQuiet(_:)``) known.
+    func noteUse(_ id: String, quiet: Bool) {
+        if quiet {
             uses &+= 1
             quietLoaded[id] = uses
         } else if !quietLoaded.isEmpty {

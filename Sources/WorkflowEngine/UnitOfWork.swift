@@ -584,8 +584,8 @@ final class UnitOfWork {
         cs.assets = assets
         // Effects kept in memory only (`Effect.isDurable`) never reach the store.
         cs.effectInserts = newEffects.filter(\.isDurable)
-        cs.effectsTaken = takenSeqs.subtracting(deletedSeqs).filter { state.outbox.bySeq[$0]?.isDurable ?? true }
-        cs.effectDeletes = deletedSeqs.filter { state.outbox.bySeq[$0]?.isDurable ?? true }
+        cs.effectsTaken = takenSeqs.isEmpty ? [] : takenSeqs.subtracting(deletedSeqs).filter { state.outbox.isDurable($0) }
+        cs.effectDeletes = deletedSeqs.filter { state.outbox.isDurable($0) }
         cs.cacheEntries = cacheEntries
         cs.metricInserts = metrics.filter { $0.seq > (metricsDeletedThrough ?? 0) }  // not taken in this call
         cs.metricDeletesThrough = metricsDeletedThrough
@@ -668,7 +668,7 @@ final class UnitOfWork {
             state.workflows[id] = w
             let summary = s.summary
             if let summary { state.summaries[id] = summary }
-            state.noteUse(id, summary: summary)
+            if summary != nil { state.noteUse(id, quiet: s.quiet) } else { state.noteUse(id) }
         }
         for (id, a) in assets { state.assets[id] = a }
         for seq in deletedSeqs { state.outbox.remove(seq) }
@@ -713,8 +713,9 @@ final class StagedWorkflow {
     @exclusivity(unchecked) var deleted = false
     /// The queue counts of `working` as last staged (at first, the committed ones).
     @exclusivity(unchecked) var counts: QueueCounts
-    /// The summary settling made, for the commit.
+    /// The summary settling made, for the commit, and whether it is quiet (``EngineState/isQuiet(_:)``).
     @exclusivity(unchecked) var summary: WorkflowSummary?
+    @exclusivity(unchecked) var quiet = false
     /// What differs from `original`, worked out by the commit.
     @exclusivity(unchecked) var changes: WorkflowChanges?
 

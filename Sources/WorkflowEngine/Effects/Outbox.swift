@@ -125,6 +125,13 @@ struct Outbox {
         pendingCount = pendingOrder.count
     }
 
+    /// Whether the effect numbered `seq` is one the store keeps (``Effect/isDurable``); true for
+    /// one not on record (a store's row may hold it). Read in place, without copying the effect.
+    func isDurable(_ seq: Int64) -> Bool {
+        guard let i = bySeq.index(forKey: seq) else { return true }
+        return bySeq.values[i].isDurable
+    }
+
     /// The seqs of the effects on record for `answerKey`.
     func seqs(answerKey: String) -> [Int64] { byAnswerKey[answerKey]?.all ?? [] }
 

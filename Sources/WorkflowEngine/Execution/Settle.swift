@@ -35,6 +35,7 @@ extension Engine {
             }
             let summary = try summary(uow, wf, staged: s)
             uow.setTimer(s.id, at: summary.nextDeadline, order: wf.seq)
+            s.quiet = EngineState.isQuiet(summary)
             s.summary = summary
         }
     }
