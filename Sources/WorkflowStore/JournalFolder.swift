@@ -33,6 +33,8 @@ final class JournalFolder: @unchecked Sendable {
     private var appended = false
     /// The folder sleeps until something happens (nothing waits to be folded or synced).
     private var sleeping = false
+    /// ``hold()`` calls not yet released: no fold starts meanwhile.
+    private var holds = 0
 
     init(backlog: JournalBacklog, connection: StoreConnection, foldRows: Int) {
         self.backlog = backlog
@@ -72,6 +74,25 @@ final class JournalFolder: @unchecked Sendable {
         condition.unlock()
     }
 
+    /// Starts no fold until ``release()`` (a fold under way finishes): for benchmarks and tests
+    /// that need the backlog as full as its limits let it. The engine's thread still folds when
+    /// the backlog is full.
+    func hold() {
+        condition.lock()
+        holds += 1
+        condition.unlock()
+    }
+
+    func release() {
+        condition.lock()
+        holds -= 1
+        if holds == 0 {
+            wanted = wanted || backlog.counts.rows >= foldRows
+            condition.signal()
+        }
+        condition.unlock()
+    }
+
     /// Stops the thread once its current fold is done, and waits for it.
     func stop() {
         condition.lock()
@@ -93,8 +114,8 @@ final class JournalFolder: @unchecked Sendable {
                 _ = condition.wait(until: Date(timeIntervalSinceNow: Self.retryAfter))
                 failed = false
             }
-            while !wanted && !stopping {
-                if !hasWork {
+            while (!wanted || holds > 0) && !stopping {
+                if holds > 0 || !hasWork {
                     sleeping = true
                     condition.wait()
                     sleeping = false

@@ -211,8 +211,18 @@ public final class SQLiteStore: EngineStore {
         return main.queue.inDatabase { _ in main.statements.recompilations() }
     }
 
-    /// Rows and entries waiting in the journal's backlog, for tests.
-    var backlogCounts: (rows: Int, entries: Int) { backlog.counts }
+    /// Rows and entries waiting in the journal's backlog, for tests and benchmarks.
+    package var backlogCounts: (rows: Int, entries: Int) { backlog.counts }
+
+    /// Runs `body` with the folder starting no fold (one under way finishes first), so that the
+    /// backlog fills up to its limits as under a load the folder cannot follow, for tests and
+    /// benchmarks (a kill with the journal as full as it can be). The engine's thread still folds
+    /// when the backlog is full, and before what it folds for anyway.
+    package func withFoldsHeld<T>(_ body: () throws -> T) rethrows -> T {
+        folder?.hold()
+        defer { folder?.release() }
+        return try body()
+    }
 
     /// The rows of `table` as the tables hold them now, without folding the backlog first, for
     /// tests.
