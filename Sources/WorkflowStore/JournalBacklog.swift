@@ -95,13 +95,11 @@ final class JournalBacklog: @unchecked Sendable {
 
     // MARK: Folding
 
-    /// The last image of each row of `entries`, merged in order (each entry decoded: its bytes
-    /// were committed, so a failure to decode them is `storeCorrupt`).
+    /// The last image of each row of `entries`, merged in order (its bytes were committed, so a
+    /// failure to read them is `storeCorrupt`).
     static func merge(_ entries: [Entry]) throws -> PendingRows {
         var merged = PendingRows()
-        for e in entries {
-            for image in try JournalCoding.decode(e.body).images { merged.merge(image) }
-        }
+        for e in entries { try merged.merge(entry: e.body) }
         return merged
     }
 
@@ -109,7 +107,7 @@ final class JournalBacklog: @unchecked Sendable {
     /// caller's transaction.
     static func write(_ merged: PendingRows, through seq: Int64, _ statements: PreparedStatements,
                       _ db: Database) throws {
-        for image in merged.rows.values { try TableWriter.write(image, statements, db) }
+        try merged.write(statements, db)
         try writeMeta(foldedThroughKey, seq, statements, db)
     }
 

@@ -665,12 +665,11 @@ public final class SQLiteStore: EngineStore {
                 """)
         }
         for (i, (seq, body)) in entries.enumerated() {
-            let entry = try JournalCoding.decode(body)
-            guard entry.directCommits <= directCommits else {
+            guard try JournalCoding.directCommits(of: body) <= directCommits else {
                 entriesDiscardedAtOpen = entries.count - i
                 break
             }
-            for image in entry.images { replayed.merge(image) }
+            try replayed.merge(entry: body)
             last = seq
         }
         if last > folded {
@@ -694,11 +693,9 @@ public final class SQLiteStore: EngineStore {
         }
         guard !bodies.isEmpty else { return }
         var replayed = PendingRows()
-        for body in bodies {
-            for image in try JournalCoding.decode(body).images { replayed.merge(image) }
-        }
+        for body in bodies { try replayed.merge(entry: body) }
         try main.transaction { db, statements in
-            for image in replayed.rows.values { try TableWriter.write(image, statements, db) }
+            try replayed.write(statements, db)
             try db.execute(sql: "DELETE FROM journal")
         }
     }
