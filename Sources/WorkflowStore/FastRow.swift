@@ -31,7 +31,8 @@ package struct FastRow {
         bytes.withUnsafeBytes { utf8($0) }
     }
 
-    private mutating func utf8(_ bytes: UnsafeRawBufferPointer) {
+    /// Binds UTF-8 text copied into the arena.
+    mutating func utf8(_ bytes: UnsafeRawBufferPointer) {
         index += 1
         guard bytes.count > 0 else {
             sqlite3_bind_text(handle, index, "", 0, nil)  // static empty text, not NULL

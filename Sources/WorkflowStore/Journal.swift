@@ -533,16 +533,37 @@ struct PendingRows {
     }
 
     /// Writes every row's last image to the tables (in no particular order), inside the caller's
-    /// transaction, its texts bound where they are in its entry (effects excepted, as decoded).
+    /// transaction, its texts read where they are in its entry (effects excepted, as decoded):
+    /// rows the table did not hold (a new asset, run, node or workflow) by inserts of
+    /// ``PreparedStatements/Key/foldRows`` rows at once, the others one by one.
     func write(_ statements: PreparedStatements, _ db: Database) throws {
+        typealias Tag = JournalCoding.Tag
+        var groups: [UInt8: [(body: [UInt8], at: Int)]] = [:]
         for slot in slots.values {
             if let image = slot.image {
                 try TableWriter.write(image, statements, db)
                 continue
             }
-            try bodies[Int(slot.body)].withUnsafeBytes { raw in
-                try TableWriter.write(imageAt: Int(slot.at), in: raw, existed: slot.existed, columnsKept: slot.columnsKept,
+            let body = bodies[Int(slot.body)], at = Int(slot.at)
+            let tag = body[at]
+            if !slot.existed, tag != Tag.meta.rawValue, tag != Tag.await.rawValue {
+                groups[tag, default: []].append((body, at))
+                if groups[tag]!.count == PreparedStatements.Key.foldRows {
+                    try TableWriter.write(newRows: groups[tag]!, tag: tag, statements, db)
+                    groups[tag]!.removeAll(keepingCapacity: true)
+                }
+                continue
+            }
+            try body.withUnsafeBytes { raw in
+                try TableWriter.write(imageAt: at, in: raw, existed: slot.existed, columnsKept: slot.columnsKept,
                                       statements, db)
+            }
+        }
+        for (_, rows) in groups {
+            for (body, at) in rows {
+                try body.withUnsafeBytes { raw in
+                    try TableWriter.write(imageAt: at, in: raw, existed: false, columnsKept: false, statements, db)
+                }
             }
         }
     }

@@ -310,6 +310,79 @@ enum TableWriter {
     }
 }
 
+extension TableWriter {
+    /// Inserts the images (of one kind, `tag`: assets, workflows, nodes or runs the table did not
+    /// hold) that start at `at` in their journal entries, ``PreparedStatements/Key/foldRows`` of
+    /// them, with one statement (``PreparedStatements/Key/assets`` …): their columns are the
+    /// images' fields, in order, their texts copied into the statements' arena (the entries being
+    /// many). Should the table hold one of them after all, a constraint fails the statement
+    /// (having written the rows before it) and they are written one by one, as upserts.
+    static func write(newRows images: [(body: [UInt8], at: Int)], tag: UInt8, _ statements: PreparedStatements,
+                      _ db: Database) throws {
+        do {
+            try insert(images, tag: tag, statements, db)
+        } catch let e as DatabaseError where e.resultCode == .SQLITE_CONSTRAINT {
+            for (body, at) in images {
+                try body.withUnsafeBytes { raw in
+                    try write(imageAt: at, in: raw, existed: false, columnsKept: false, statements, db)
+                }
+            }
+        }
+    }
+
+    private static func insert(_ images: [(body: [UInt8], at: Int)], tag: UInt8, _ statements: PreparedStatements,
+                               _ db: Database) throws {
+        typealias Tag = JournalCoding.Tag
+        let key: PreparedStatements.Key = switch tag {
+        case Tag.asset.rawValue: .assets
+        case Tag.workflow.rawValue: .workflows
+        case Tag.node.rawValue: .nodes
+        case Tag.run.rawValue: .runs
+        default: throw ByteReader.corrupt("row tag \(tag) where a row image was merged")
+        }
+        precondition(images.count == PreparedStatements.Key.foldRows)
+        var row = try statements.row(key, db)
+        for (body, at) in images {
+            try body.withUnsafeBytes { raw in
+                var r = RawReader(raw, at: at + 1)
+                switch tag {
+                case Tag.asset.rawValue:
+                    row.utf8(try r.bytes())
+                    row.utf8(try r.bytes())
+                    row.int(try r.int())
+                    row.bool(try r.bool())
+                    row.int(try r.optionalInt())
+                    row.utf8(try r.bytes())
+                case Tag.workflow.rawValue:
+                    row.utf8(try r.bytes())
+                    row.int(try r.int())
+                    for _ in 0..<3 { row.utf8(try r.bytes()) }
+                    row.bool(try r.bool())
+                    for _ in 0..<5 { row.int(try r.int()) }
+                    row.bool(try r.bool())
+                    row.utf8(try r.bytes())
+                    row.int(try r.optionalInt())
+                    for _ in 0..<5 { row.int(try r.int()) }
+                    row.utf8(try r.bytes())
+                case Tag.node.rawValue:
+                    row.utf8(try r.bytes())
+                    row.utf8(try r.bytes())
+                    row.int(try r.int())
+                    row.utf8(try r.bytes())
+                    row.utf8(try r.bytes())
+                default:
+                    for _ in 0..<3 { row.utf8(try r.bytes()) }
+                    row.int(try r.int())
+                    row.utf8(try r.bytes())
+                    if let job = try r.optionalBytes() { row.utf8(job) } else { row.null() }
+                    row.utf8(try r.bytes())
+                }
+            }
+        }
+        try row.run(db)
+    }
+}
+
 /// Reads what ``ByteWriter`` wrote, in place: the fields of a journal entry as the bytes they
 /// are in it (for binding them where they are), every read bounds-checked.
 struct RawReader {

@@ -1009,8 +1009,9 @@ final class JournalTests: XCTestCase {
 
     /// Entries merged from their bytes and written once leave the tables as writing each of their
     /// images in order does, whatever the rows they rewrite and whatever the tables held (random
-    /// images over a few rows of every kind, then over many; effects inserted only where none is,
-    /// as the engine does).
+    /// images over a few rows of every kind, then over many, so that rows the table does not hold
+    /// are inserted many at a time, some of them held after all; effects inserted only where none
+    /// is, as the engine does).
     func testMergedEntriesWrittenOnceLeaveTheTablesAsEveryImageWrittenInOrder() throws {
         var rng = SplitMix64(seed: 11)
         var rows = 2
