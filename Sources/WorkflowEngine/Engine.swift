@@ -71,9 +71,9 @@ public final class Engine: @unchecked Sendable {
         return try sqlite.withFoldsHeld(body)
     }
 
-    /// Rows and entries waiting in the store's journal, for benchmarks and tests.
-    package var storeBacklog: (rows: Int, entries: Int) {
-        (store as? SQLiteStore)?.backlogCounts ?? (0, 0)
+    /// Rows, entries and bytes waiting in the store's journal, for benchmarks and tests.
+    package var storeBacklog: (rows: Int, entries: Int, bytes: Int) {
+        (store as? SQLiteStore)?.backlogCounts ?? (0, 0, 0)
     }
 
     /// Closes the store. Every change was committed by the call that made it; closing writes

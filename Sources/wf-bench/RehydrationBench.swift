@@ -116,10 +116,11 @@ enum RehydrationBench {
     }
 
     /// The slowest reopen after a kill: the process was killed with its journal as full as the
-    /// store's limits let it (``SQLiteStore/defaultBackgroundJournalLimit`` rows and commits),
-    /// which a load the folder cannot follow leaves: the folder is held while `batch` calls
-    /// report a progress for every job in flight (one commit each), until the next would pass
-    /// the rows limit. Times opening a copy of the files taken then, replay included.
+    /// store's limits let it (``SQLiteStore/defaultBackgroundJournalRowLimit`` rows, fewer than
+    /// ``SQLiteStore/defaultBackgroundJournalLimit`` commits), which a load the folder cannot
+    /// follow leaves: the folder is held while `batch` calls report a progress for every job in
+    /// flight (one commit each), until the next would pass the rows limit. Times opening a copy
+    /// of the files taken then, replay included.
     static func openAfterKillWithAFullJournal(_ path: String) -> (entries: Int, rows: Int, seconds: Double) {
         let jobs: [String] = try! DatabaseQueue(path: path).read { db in
             try String.fetchAll(db, sql: "SELECT jobId FROM runs WHERE jobId IS NOT NULL AND status IN ('submitted', 'running')")
@@ -134,7 +135,7 @@ enum RehydrationBench {
             var batchRows = 0
             while true {
                 let before = d.engine.storeBacklog
-                guard before.rows + batchRows <= SQLiteStore.defaultBackgroundJournalLimit,
+                guard before.rows + batchRows <= SQLiteStore.defaultBackgroundJournalRowLimit,
                       before.entries + 1 < SQLiteStore.defaultBackgroundJournalLimit else { break }
                 round += 1
                 let calls: [JSON] = jobs.map { job in

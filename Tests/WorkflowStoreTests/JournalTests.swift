@@ -1129,6 +1129,165 @@ final class JournalTests: XCTestCase {
         w.markClean()
         XCTAssertEqual(try reopened.loadWorkflow("wf-1"), w)
     }
+
+    /// The backlog's bounds each fold it on the engine's thread, whichever comes first: its
+    /// entries (one row each, a job's progress) and its rows (commits of several rows), with the
+    /// folder held (as a load it cannot follow leaves it) and without a folder; and its bytes
+    /// (large rows).
+    func testTheRowsBoundTheEntriesBoundAndTheBytesBoundEachFoldTheBacklog() throws {
+        func commits(_ store: SQLiteStore, _ w: inout Workflow, _ n: Int, _ what: String,
+                     _ change: (inout Workflow, Int) -> Void) throws -> [Int] {
+            var folds: [Int] = []
+            for i in 1...n {
+                let before = store.foldsWhenFull
+                try commit(store, &w) { change(&$0, i) }
+                let c = store.backlogCounts
+                XCTAssertLessThanOrEqual(c.entries, store.journalLimit, "\(what), commit \(i)")
+                XCTAssertLessThanOrEqual(c.rows, store.journalRowLimit, "\(what), commit \(i)")
+                XCTAssertLessThanOrEqual(c.bytes, store.journalByteLimit, "\(what), commit \(i)")
+                if store.foldsWhenFull > before { folds.append(i) }
+            }
+            return folds
+        }
+        for folding in JournalFolding.allCases {
+            let path = tempPath()
+            defer { removeStore(path) }
+            let store = try SQLiteStore(path: path, folding: folding, journalLimit: 10, journalRowLimit: 25)
+            XCTAssertEqual(store.journalLimit, 10)
+            XCTAssertEqual(store.journalRowLimit, 25)
+            var w = try driveOneWorkflow(store, 1)
+            try store.withFoldsHeld {
+                try store.flush()
+                // One row each: the entries bound.
+                XCTAssertEqual(try commits(store, &w, 25, "\(folding), entries") { w, i in w.runs[0].progress = Double(i) / 100 },
+                               [11, 21])
+                try store.flush()
+                // Three rows each: the rows bound (8 commits hold 24 rows), long before 10 entries.
+                XCTAssertEqual(try commits(store, &w, 20, "\(folding), rows") { w, i in
+                    w.nodes[0].attempts = i
+                    w.nodes[1].attempts = i
+                    w.runs[0].progress = Double(i) / 100
+                }, [9, 17])
+            }
+            try reopenAfterKill(store) { reopened, _ in XCTAssertEqual(try reopened.loadWorkflow("wf-1"), w) }
+        }
+        // One row of about 1,200 bytes each: the bytes bound, long before the others.
+        let path = tempPath()
+        defer { removeStore(path) }
+        let store = try SQLiteStore(path: path, folding: .whenFull, journalLimit: 10, journalRowLimit: 25,
+                                    journalByteLimit: 4_000)
+        var w = try driveOneWorkflow(store, 1)
+        try store.flush()
+        XCTAssertEqual(try commits(store, &w, 10, "bytes") { w, i in
+            w.nodes[0].params["text"] = .string(String(repeating: "x", count: 1_000 + i))
+        }, [4, 7, 10])
+        try reopenAfterKill(store) { reopened, _ in XCTAssertEqual(try reopened.loadWorkflow("wf-1"), w) }
+    }
+
+    /// The folder starts at ``JournalFolder/foldRows`` rows, but only once the engine's thread
+    /// has not needed the tables (a commit written to them, a read folding first) for that many
+    /// rows: until then it starts at a few hundred, so that such a commit or read never finds many
+    /// rows to fold on the engine's thread. Entries and the journal's file start it too.
+    func testTheFolderWaitsForManyRowsOnlyWhileTheEngineThreadDoesNotNeedTheTables() throws {
+        let path = tempPath()
+        defer { removeStore(path) }
+        _ = try closedStoreWithOneWorkflow(path)
+        let (connection, _, _) = try owningConnection(path)
+        defer { connection.close() }
+        let backlog = JournalBacklog()
+        let folder = JournalFolder(backlog: backlog, connection: connection, foldRows: 1_000, foldEntries: 50,
+                                   foldBytes: 1 << 20, foldRowsAfterTablesNeeded: 100)
+        var seq: Int64 = 0
+        func append(rows: Int, fileBytes: Int = 0) {
+            seq += 1
+            backlog.append(JournalBacklog.Entry(seq: seq, body: [JournalCoding.version], rows: rows, workflowIds: []),
+                           fileBytes: fileBytes)
+        }
+        append(rows: 90)
+        XCTAssertFalse(folder.isDue)
+        append(rows: 10)
+        XCTAssertTrue(folder.isDue, "100 rows since the store opened: a small fold")
+        backlog.folded(through: seq, synced: true)
+        for _ in 0..<8 { append(rows: 100) }
+        XCTAssertTrue(folder.isDue, "900 rows since the tables were needed: still small folds")
+        backlog.folded(through: seq, synced: true)
+        append(rows: 100)
+        XCTAssertEqual(backlog.rowsSinceTablesNeeded, 1_000)
+        append(rows: 100)
+        XCTAssertFalse(folder.isDue, "1,000 rows without the tables: the folder waits for 1,000")
+        for _ in 0..<7 { append(rows: 100) }
+        XCTAssertFalse(folder.isDue)
+        append(rows: 100)
+        XCTAssertTrue(folder.isDue, "1,000 rows waiting")
+        backlog.folded(through: seq, synced: true)
+        append(rows: 150)
+        backlog.noteTablesNeeded()
+        XCTAssertTrue(folder.isDue, "the engine's thread needed the tables: small folds again")
+        backlog.folded(through: seq, synced: true)
+        for _ in 0..<49 { append(rows: 0) }
+        XCTAssertFalse(folder.isDue)
+        append(rows: 0)
+        XCTAssertTrue(folder.isDue, "50 entries")
+        backlog.folded(through: seq, synced: true)
+        append(rows: 1, fileBytes: 1 << 20)
+        XCTAssertTrue(folder.isDue, "the journal's file at its bound")
+    }
+
+    /// Under a steady load the folder keeps the backlog under its limits: the engine's thread
+    /// never folds because it is full, the folder folds many commits at once, and every commit
+    /// survives a kill.
+    func testTheFolderKeepsTheBacklogUnderItsLimitsUnderASteadyLoad() throws {
+        let path = tempPath()
+        defer { removeStore(path) }
+        let store = try SQLiteStore(path: path, journalRowLimit: 3_000)
+        var workflows = try (1...10).map { try driveOneWorkflow(store, $0) }
+        for i in 0..<1_000 {
+            try commit(store, &workflows[i % 10]) {
+                $0.nodes[0].attempts = i
+                $0.nodes[1].attempts = i
+                $0.runs[0].progress = Double(i) / 1_000
+            }
+            XCTAssertLessThanOrEqual(store.backlogCounts.rows, 3_000)
+            Thread.sleep(forTimeInterval: 0.002)
+        }
+        XCTAssertEqual(store.foldsWhenFull, 0, "the folder kept up")
+        XCTAssertGreaterThan(store.backlogFolds, 1, "the folder folded along the way")
+        XCTAssertLessThan(store.backlogFolds, 100, "many commits to a fold, not one each")
+        try reopenAfterKill(store) { reopened, _ in
+            for w in workflows { XCTAssertEqual(try reopened.loadWorkflow(w.workflowId), w) }
+        }
+    }
+
+    /// The journal's file, emptied only by an append that finds every entry it holds folded, is
+    /// emptied once past its bound (half the bytes limit) however the load leaves the folder: with
+    /// the folder held (it folds nothing), the engine's thread folds what little waits before the
+    /// next append; with the folder free, under a load that seldom leaves it nothing to fold, it
+    /// folds at once until it has caught up, and the file stays near its bound.
+    func testTheJournalsFileIsEmptiedOncePastItsBound() throws {
+        let path = tempPath()
+        defer { removeStore(path) }
+        let store = try SQLiteStore(path: path, journalLimit: 100_000, journalRowLimit: 100_000, journalByteLimit: 200_000)
+        var w = try driveOneWorkflow(store, 1)
+        func size() throws -> Int {
+            let attributes = try FileManager.default.attributesOfItem(atPath: JournalFile.path(forStore: path))
+            return (attributes[.size] as? NSNumber)?.intValue ?? 0
+        }
+        func commits(_ n: Int) throws -> Int {
+            var largest = 0
+            for i in 0..<n {
+                try commit(store, &w) { $0.nodes[0].params["text"] = .string(String(repeating: "y", count: 200 + i % 7)) }
+                largest = max(largest, try size())
+            }
+            return largest
+        }
+        let largestHeld = try store.withFoldsHeld { try commits(1_000) }
+        XCTAssertGreaterThan(store.catchUpFolds, 0)
+        XCTAssertEqual(store.foldsWhenFull, 0)
+        XCTAssertLessThan(largestHeld, 101_000, "emptied past 100,000 bytes (1,000 entries of some 400 bytes appended)")
+        XCTAssertLessThan(try commits(3_000), 400_000)
+        XCTAssertEqual(store.foldsWhenFull, 0)
+        try reopenAfterKill(store) { reopened, _ in XCTAssertEqual(try reopened.loadWorkflow("wf-1"), w) }
+    }
 }
 
 /// DESIGN §5: durable against a killed process by default (WAL, `synchronous=NORMAL`);
