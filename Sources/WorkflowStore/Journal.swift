@@ -318,8 +318,8 @@ extension JournalCoding {
 /// takes the entries of thousands of calls, and most of their images are rewritten by a later
 /// one (docs/BENCHMARKS.md). Effects (marked taken, deleted) are merged as decoded images.
 struct PendingRows {
-    /// The row an image writes, as its key's bytes in the entry that holds the row's first
-    /// pending image (or, for an effect, its number).
+    /// The row an image writes (an effect's excepted), as its key's bytes in the entry that
+    /// holds the row's first pending image.
     struct Key: Hashable {
         let kind: UInt8
         /// The entry holding `first` and `second`.
@@ -327,32 +327,18 @@ struct PendingRows {
         let first: Range<Int>
         /// A node's id (its workflow's is `first`); empty otherwise.
         let second: Range<Int>
-        /// An effect's number.
-        let seq: Int64
-        /// Of the kind and the key's bytes, made once (``hash(into:)`` feeds the hasher this
-        /// word alone: SipHash over every key's bytes was a third of a merge).
+        /// Of the kind and the key's bytes, made once: ``hash(into:)`` feeds the hasher this
+        /// word alone, and ``==`` compares the bytes only when it is equal.
         let hash: UInt64
-
-        static let effectKind: UInt8 = 0
 
         init(kind: UInt8, body: [UInt8], first: Range<Int>, second: Range<Int> = 0..<0) {
             self.kind = kind
             self.body = body
             self.first = first
             self.second = second
-            seq = 0
             hash = body.withUnsafeBytes { raw in
                 Self.mix(Self.mix(UInt64(kind), raw, first), raw, second)
             }
-        }
-
-        init(effect seq: Int64) {
-            kind = Self.effectKind
-            body = []
-            first = 0..<0
-            second = 0..<0
-            self.seq = seq
-            hash = UInt64(bitPattern: seq) &* 0x9E37_79B9_7F4A_7C15
         }
 
         /// FNV-1a over the bytes of `range`, after `seed` and the range's length.
@@ -366,12 +352,12 @@ struct PendingRows {
 
         static func == (a: Key, b: Key) -> Bool {
             guard a.hash == b.hash, a.kind == b.kind else { return false }
-            guard a.kind != effectKind else { return a.seq == b.seq }
             return bytesEqual(a.body, a.first, b.body, b.first) && bytesEqual(a.body, a.second, b.body, b.second)
         }
     }
 
-    /// Where a row's last image is, and what the earlier ones say of the table.
+    /// Where a row's last image is, and what the earlier ones say of the table (plain values, so
+    /// that the table's slots are copied as bytes).
     struct Slot {
         /// The entry (an index into `bodies`) and the offset of the last image's tag.
         var body: Int32
@@ -382,18 +368,25 @@ struct PendingRows {
         /// whether they held the first's.
         var columnsKept: Bool
         var firstColumnsKept: Bool
-        /// A run: the first image's status and job id (nil: none), in the key's entry.
+        /// A run: the first image's entry, and its status and job id (nil: none) there.
+        var firstBody: Int32
         var firstStatus: Range<Int>
         var firstJob: Range<Int>?
-        /// An effect's image, merged as decoded.
-        var image: RowImage?
     }
 
     private var bodies: [[UInt8]] = []
-    private var slots: [Key: Slot] = [:]
+    private var slots: [Key: Slot]
+    /// Effects marked taken or deleted, by number, merged as decoded images.
+    private var effects: [Int64: RowImage] = [:]
 
-    var count: Int { slots.count }
-    var isEmpty: Bool { slots.isEmpty }
+    /// Room for `rows` rows (the images to merge, at most one row each), so that the merge does
+    /// not grow its table as it goes.
+    init(capacity rows: Int = 0) {
+        slots = Dictionary(minimumCapacity: rows)
+    }
+
+    var count: Int { slots.count + effects.count }
+    var isEmpty: Bool { slots.isEmpty && effects.isEmpty }
 
     static func bytesEqual(_ a: [UInt8], _ ra: Range<Int>, _ b: [UInt8], _ rb: Range<Int>) -> Bool {
         guard ra.count == rb.count else { return false }
@@ -442,17 +435,17 @@ struct PendingRows {
                 let existed = try r.bool()
                 let kept = try r.bool()
                 if let i = slots.index(forKey: key) {
-                    let firstBody = slots.keys[i].body
-                    var slot = slots.values[i]
-                    slot.body = index
-                    slot.at = Int32(at)
+                    let first = slots.values[i]
+                    let firstBody = bodies[Int(first.firstBody)]
                     // The table holds the first image's status and job id if that image says so.
-                    slot.columnsKept = slot.firstColumnsKept && Self.bytesEqual(firstBody, slot.firstStatus, body, status)
-                        && Self.optionalBytesEqual(firstBody, slot.firstJob, body, job)
-                    slots.values[i] = slot
+                    let columnsKept = first.firstColumnsKept && Self.bytesEqual(firstBody, first.firstStatus, body, status)
+                        && Self.optionalBytesEqual(firstBody, first.firstJob, body, job)
+                    slots.values[i].body = index
+                    slots.values[i].at = Int32(at)
+                    slots.values[i].columnsKept = columnsKept
                 } else {
                     slots[key] = Slot(body: index, at: Int32(at), existed: existed, columnsKept: kept,
-                                      firstColumnsKept: kept, firstStatus: status, firstJob: job, image: nil)
+                                      firstColumnsKept: kept, firstBody: index, firstStatus: status, firstJob: job)
                 }
             case .effect, .effectTaken, .effectDelete:
                 var e = ByteReader(body, at: at)
@@ -478,7 +471,7 @@ struct PendingRows {
             slots.values[i].at = Int32(at)
         } else {
             slots[key] = Slot(body: body, at: Int32(at), existed: existed, columnsKept: columnsKept,
-                              firstColumnsKept: columnsKept, firstStatus: 0..<0, firstJob: nil, image: nil)
+                              firstColumnsKept: columnsKept, firstBody: body, firstStatus: 0..<0, firstJob: nil)
         }
     }
 
@@ -486,10 +479,8 @@ struct PendingRows {
     /// with the earlier image of its row.
     private mutating func mergeEffect(_ image: RowImage) {
         guard case .effect(let seq) = image.key else { return }
-        let key = Key(effect: seq)
-        guard let i = slots.index(forKey: key), let first = slots.values[i].image else {
-            slots[key] = Slot(body: -1, at: -1, existed: false, columnsKept: false, firstColumnsKept: false,
-                              firstStatus: 0..<0, firstJob: nil, image: image)
+        guard let first = effects[seq] else {
+            effects[seq] = image
             return
         }
         switch image {
@@ -497,24 +488,23 @@ struct PendingRows {
             switch first {
             case .effect(var e):
                 e.taken = true
-                slots.values[i].image = .effect(e)
+                effects[seq] = .effect(e)
             case .effectDelete:
                 break
             default:
-                slots.values[i].image = image
+                effects[seq] = image
             }
         case .effectDelete:
             // Inserted since the last fold: the table never held it, and never needs to.
-            if case .effect = first { slots.remove(at: i) } else { slots.values[i].image = image }
+            if case .effect = first { effects[seq] = nil } else { effects[seq] = image }
         default:
-            slots.values[i].image = image
+            effects[seq] = image
         }
     }
 
     /// The last image of a row as it is to be written: decoded, with what the earlier images
     /// said of the table.
     private func image(_ slot: Slot) throws -> RowImage {
-        if let image = slot.image { return image }
         var r = ByteReader(bodies[Int(slot.body)], at: Int(slot.at))
         switch try JournalCoding.readImage(&r) {
         case .workflow(var w):
@@ -539,11 +529,8 @@ struct PendingRows {
     func write(_ statements: PreparedStatements, _ db: Database) throws {
         typealias Tag = JournalCoding.Tag
         var groups: [UInt8: [(body: [UInt8], at: Int)]] = [:]
+        for image in effects.values { try TableWriter.write(image, statements, db) }
         for slot in slots.values {
-            if let image = slot.image {
-                try TableWriter.write(image, statements, db)
-                continue
-            }
             let body = bodies[Int(slot.body)], at = Int(slot.at)
             let tag = body[at]
             if !slot.existed, tag != Tag.meta.rawValue, tag != Tag.await.rawValue {
@@ -574,7 +561,7 @@ struct PendingRows {
         let w = ByteWriter()
         switch key {
         case .effect(let seq):
-            probe = Key(effect: seq)
+            return effects[seq]
         case .node(let workflowId, let nodeId):
             w.string(workflowId)
             let a = w.bytes.count
@@ -713,12 +700,14 @@ struct ByteReader {
         StoreError(code: "storeCorrupt", message: "the store's journal is damaged: \(what)")
     }
 
+    @inline(__always)
     mutating func byte() throws -> UInt8 {
         guard at < bytes.count else { throw Self.corrupt("an entry ends early") }
         defer { at += 1 }
         return bytes[at]
     }
 
+    @inline(__always)
     mutating func bool() throws -> Bool {
         switch try byte() {
         case 0: return false
@@ -727,6 +716,7 @@ struct ByteReader {
         }
     }
 
+    @inline(__always)
     mutating func varint() throws -> UInt64 {
         var value: UInt64 = 0
         var shift: UInt64 = 0
@@ -739,13 +729,16 @@ struct ByteReader {
         }
     }
 
+    @inline(__always)
     mutating func int() throws -> Int64 {
         let z = try varint()
         return Int64(bitPattern: (z >> 1) ^ (0 &- (z & 1)))
     }
 
+    @inline(__always)
     mutating func optionalInt() throws -> Int64? { try bool() ? try int() : nil }
 
+    @inline(__always)
     private mutating func length(_ n: UInt64) throws -> Int {
         guard n <= UInt64(bytes.count - at) else { throw Self.corrupt("a field runs past the end of its entry") }
         return Int(n)
@@ -764,12 +757,14 @@ struct ByteReader {
     }
 
     /// A string's or a blob's bytes, stepped over: where they are in the entry.
+    @inline(__always)
     mutating func stringRange() throws -> Range<Int> {
         let n = try length(try varint())
         defer { at += n }
         return at..<at + n
     }
 
+    @inline(__always)
     mutating func optionalStringRange() throws -> Range<Int>? {
         let n = try varint()
         guard n > 0 else { return nil }

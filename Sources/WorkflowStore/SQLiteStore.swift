@@ -725,9 +725,11 @@ public final class SQLiteStore: EngineStore {
         }
         let folded = try meta(JournalBacklog.foldedThroughKey)
         directCommits = try meta(JournalBacklog.directCommitsKey)
-        var replayed = PendingRows()
         var last = folded
         let entries = journal.recovered.filter { $0.seq > folded }
+        // Room for a row per 400 bytes (an image takes some 170 to 320), as many as the backlog
+        // holds at most: the table grows little as the replay goes.
+        var replayed = PendingRows(capacity: min(entries.reduce(0) { $0 + $1.body.count } / 400, journalRowLimit))
         if let first = entries.first?.seq, first != folded + 1 {
             // The engine never leaves a gap: the tables are an older copy than the journal.
             throw StoreError(code: "storeCorrupt", message: """
