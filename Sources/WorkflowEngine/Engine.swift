@@ -63,6 +63,19 @@ public final class Engine: @unchecked Sendable {
         return try sqlite.withWritesHeld(body)
     }
 
+    /// Runs `body` (which may call the engine) with the store's folder starting no fold, so that
+    /// its journal fills up to its limits: for benchmarks and tests of a kill with the journal as
+    /// full as it can be (``SQLiteStore/withFoldsHeld(_:)``).
+    package func withStoreFoldsHeld<T>(_ body: () throws -> T) rethrows -> T {
+        guard let sqlite = store as? SQLiteStore else { return try body() }
+        return try sqlite.withFoldsHeld(body)
+    }
+
+    /// Rows, entries and bytes waiting in the store's journal, for benchmarks and tests.
+    package var storeBacklog: (rows: Int, entries: Int, bytes: Int) {
+        (store as? SQLiteStore)?.backlogCounts ?? (0, 0, 0)
+    }
+
     /// Closes the store. Every change was committed by the call that made it; closing writes
     /// what the store's journal still holds into its tables and puts every commit on disk.
     ///

@@ -31,7 +31,8 @@ package struct FastRow {
         bytes.withUnsafeBytes { utf8($0) }
     }
 
-    private mutating func utf8(_ bytes: UnsafeRawBufferPointer) {
+    /// Binds UTF-8 text copied into the arena.
+    mutating func utf8(_ bytes: UnsafeRawBufferPointer) {
         index += 1
         guard bytes.count > 0 else {
             sqlite3_bind_text(handle, index, "", 0, nil)  // static empty text, not NULL
@@ -39,6 +40,21 @@ package struct FastRow {
         }
         let copy = arena.copy(bytes).assumingMemoryBound(to: CChar.self)
         sqlite3_bind_text(handle, index, copy, Int32(bytes.count), nil)  // SQLITE_STATIC: read in place
+    }
+
+    /// Binds UTF-8 text where it is, without copying it (`SQLITE_STATIC`): `bytes` must stay
+    /// where they are until the row has run (a journal entry being folded, ``PendingRows``).
+    mutating func textInPlace(_ bytes: UnsafeRawBufferPointer) {
+        index += 1
+        guard bytes.count > 0 else {
+            sqlite3_bind_text(handle, index, "", 0, nil)  // static empty text, not NULL
+            return
+        }
+        sqlite3_bind_text(handle, index, bytes.baseAddress!.assumingMemoryBound(to: CChar.self), Int32(bytes.count), nil)
+    }
+
+    mutating func textInPlace(_ bytes: UnsafeRawBufferPointer?) {
+        if let bytes { textInPlace(bytes) } else { null() }
     }
 
     /// Binds bytes as a blob, read in place like texts.

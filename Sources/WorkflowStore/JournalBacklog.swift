@@ -30,20 +30,35 @@ final class JournalBacklog: @unchecked Sendable {
     private let lock = NSLock()
     private var entries: [Entry] = []
     private var rows = 0
+    private var bytes = 0
+    /// The bytes the journal's file held after the last append (0 in memory).
+    private var file = 0
+    /// Rows appended since the engine's thread last needed the tables (``noteTablesNeeded()``).
+    private var sinceTablesNeeded = 0
     /// Each workflow with rows in the backlog, and the last entry holding some.
     private var workflows: [String: Int64] = [:]
     /// The last entry whose rows are in the tables (meta `journal.foldedThrough`).
     private var folded: Int64 = 0
     /// The last entry whose rows are in the tables and on disk.
     private var synced: Int64 = 0
+    /// Folds so far (of at least one entry), by either thread.
+    private var foldCount = 0
 
     /// The store's meta key holding the last entry folded.
     static let foldedThroughKey = "journal.foldedThrough"
     /// The store's meta key counting the commits written straight to the tables.
     static let directCommitsKey = "journal.directCommits"
 
-    /// Rows and entries waiting.
-    var counts: (rows: Int, entries: Int) { lock.withLock { (rows, entries.count) } }
+    /// Folds of at least one entry so far, by either thread, for tests.
+    var folds: Int { lock.withLock { foldCount } }
+
+    /// Rows (each image counted), entries and their bytes waiting.
+    var counts: (rows: Int, entries: Int, bytes: Int) { lock.withLock { (rows, entries.count, bytes) } }
+
+    /// What the journal's file held after the last append, in bytes: it is emptied only by an
+    /// append that finds every entry it holds folded (and synced), so under a steady load the
+    /// folder must catch up now and then (``JournalFolder``).
+    var fileBytes: Int { lock.withLock { file } }
 
     var isEmpty: Bool { lock.withLock { entries.isEmpty } }
 
@@ -55,11 +70,23 @@ final class JournalBacklog: @unchecked Sendable {
         }
     }
 
-    /// A committed entry joins the backlog.
-    func append(_ entry: Entry) {
+    /// Rows (each image counted) appended since the engine's thread last needed the tables: a
+    /// commit the journal does not take, or a read, folds what waits on that thread.
+    var rowsSinceTablesNeeded: Int { lock.withLock { sinceTablesNeeded } }
+
+    /// The engine's thread needs the tables (a commit written to them, a read that folds first).
+    func noteTablesNeeded() {
+        lock.withLock { sinceTablesNeeded = 0 }
+    }
+
+    /// A committed entry joins the backlog; the journal's file now holds `fileBytes`.
+    func append(_ entry: Entry, fileBytes: Int = 0) {
         lock.withLock {
             entries.append(entry)
             rows += entry.rows
+            bytes += entry.body.count
+            file = fileBytes
+            sinceTablesNeeded += entry.rows
             for id in entry.workflowIds { workflows[id] = entry.seq }
         }
     }
@@ -87,7 +114,11 @@ final class JournalBacklog: @unchecked Sendable {
             folded = max(folded, seq)
             if isSynced { synced = folded }
             let n = entries.prefix { $0.seq <= seq }.count
-            for e in entries.prefix(n) { rows -= e.rows }
+            if n > 0 { foldCount += 1 }
+            for e in entries.prefix(n) {
+                rows -= e.rows
+                bytes -= e.body.count
+            }
             entries.removeFirst(n)
             if entries.isEmpty { workflows.removeAll(keepingCapacity: true) }
         }
@@ -95,13 +126,12 @@ final class JournalBacklog: @unchecked Sendable {
 
     // MARK: Folding
 
-    /// The last image of each row of `entries`, merged in order (each entry decoded: its bytes
-    /// were committed, so a failure to decode them is `storeCorrupt`).
+    /// The last image of each row of `entries`, merged in order (its bytes were committed, so a
+    /// failure to read them is `storeCorrupt`).
     static func merge(_ entries: [Entry]) throws -> PendingRows {
-        var merged = PendingRows()
-        for e in entries {
-            for image in try JournalCoding.decode(e.body).images { merged.merge(image) }
-        }
+        // Under load about half the images are rows' last: the table grows at most once.
+        var merged = PendingRows(capacity: entries.reduce(0) { $0 + $1.rows } / 2)
+        for e in entries { try merged.merge(entry: e.body) }
         return merged
     }
 
@@ -109,7 +139,7 @@ final class JournalBacklog: @unchecked Sendable {
     /// caller's transaction.
     static func write(_ merged: PendingRows, through seq: Int64, _ statements: PreparedStatements,
                       _ db: Database) throws {
-        for image in merged.rows.values { try TableWriter.write(image, statements, db) }
+        try merged.write(statements, db)
         try writeMeta(foldedThroughKey, seq, statements, db)
     }
 

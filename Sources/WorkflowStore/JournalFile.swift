@@ -151,6 +151,9 @@ package final class JournalFile {
         exclusive = false
     }
 
+    /// The bytes the file holds: its header and records.
+    var size: Int { end }
+
     /// Appends entry `seq`. First, if every entry the file holds is in the tables and on disk
     /// (`syncedThrough`), empties it. Refused with `storeInUse` once another engine has taken the
     /// journal over.

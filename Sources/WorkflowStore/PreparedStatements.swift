@@ -1,3 +1,4 @@
+import Foundation
 import GRDB
 import GRDBSQLite
 
@@ -14,6 +15,13 @@ package final class PreparedStatements: @unchecked Sendable {
         case workflowUpdate, nodeUpdate, runUpdate, runDataUpdate, dataVersion
         case metaValue, synchronousFull, synchronousNormal
         case loadWorkflow, loadNodes, loadRuns, loadAwaits
+        /// The inserts of ``asset``, ``workflow``, ``node`` and ``run`` for ``foldRows`` new rows
+        /// at once (a fold's, ``TableWriter/write(newRows:tag:_:_:)``).
+        case assets, workflows, nodes, runs
+
+        /// The rows of a statement of many rows: SQLite's work to start and end a statement
+        /// (its cursors, its registers freed) is a good part of writing a row one at a time.
+        package static let foldRows = 16
 
         package var sql: String {
             switch self {
@@ -81,7 +89,24 @@ package final class PreparedStatements: @unchecked Sendable {
             case .loadNodes: "SELECT nodeId, data FROM nodes WHERE workflowId = ? ORDER BY position"
             case .loadRuns: "SELECT runId, nodeId, data FROM runs WHERE workflowId = ? ORDER BY seq"
             case .loadAwaits: "SELECT awaitId, nodeId, runId, data FROM awaits WHERE workflowId = ? ORDER BY seq"
+            case .assets: Self.many(Self.asset.sql)
+            case .workflows: Self.many(Self.workflow.sql)
+            case .nodes: Self.many(Self.node.sql)
+            case .runs: Self.many(Self.run.sql)
             }
+        }
+
+        /// The insert of the upsert `single` for ``foldRows`` rows, OR FAIL and without its
+        /// ON CONFLICT clause. OR FAIL: a constraint that fails ends the statement without
+        /// undoing its earlier rows, so SQLite keeps no statement journal for it (with ABORT,
+        /// the default, or an upsert's DO UPDATE, every statement of many rows copies each page it
+        /// changes first, and spills the copies to a temporary file).
+        private static func many(_ single: String) -> String {
+            guard let values = single.range(of: "VALUES ("),
+                  let end = single[values.upperBound...].firstIndex(of: ")") else { preconditionFailure(single) }
+            let row = String(single[values.lowerBound..<single.index(after: end)].dropFirst("VALUES ".count))
+            return single[..<values.lowerBound].replacingOccurrences(of: "INSERT INTO", with: "INSERT OR FAIL INTO")
+                + "VALUES " + Array(repeating: row, count: foldRows).joined(separator: ", ")
         }
     }
 

@@ -105,21 +105,45 @@ public final class SQLiteStore: EngineStore {
     /// the file, and a commit of an engine whose token is no longer there is refused
     /// (`storeInUse`).
     private let ownerToken = UUID().uuidString
-    /// How many rows, or entries, the backlog holds at most: a commit that would pass it folds
-    /// the backlog first, on the engine's thread (0: never journal).
-    /// Bounding the entries too keeps a row rewritten again and again (a job's progress) from
-    /// growing the backlog, and the replay after a kill, without end.
+    /// How many entries (commits) the backlog holds at most: a commit that would pass it folds
+    /// the backlog first, on the engine's thread (0: never journal). A row rewritten by every
+    /// commit (a job's progress) is one row of the tables however many entries hold it: bounding
+    /// the entries keeps it from growing the backlog, and the replay after a kill, without end.
     public let journalLimit: Int
+    /// How many rows the backlog holds at most, each image counted (a row rewritten by three
+    /// entries counts three times): a commit that would pass it folds the backlog first, on the
+    /// engine's thread. When a thread of its own folds, it is much larger than
+    /// ``journalLimit``: the folder waits for half of it, so that the rows a node, a run or a
+    /// workflow are rewritten with over their life mostly fall in one fold and are written once
+    /// (docs/ARCHITECTURE.md, "The store's journal").
+    public let journalRowLimit: Int
+    /// How many bytes of entries the backlog holds at most (its memory, and the journal's file
+    /// between two folds): a commit that would pass it folds the backlog first.
+    public let journalByteLimit: Int
     public let folding: JournalFolding
 
-    /// The default ``journalLimit`` when the engine's thread folds (``JournalFolding/whenFull``):
-    /// 1,024 (a fold takes about 3 ms of CPU; docs/BENCHMARKS.md).
+    /// The default ``journalLimit`` (and ``journalRowLimit``) when the engine's thread folds
+    /// (``JournalFolding/whenFull``): 1,024 (a fold takes about 3 ms of CPU; docs/BENCHMARKS.md).
     public static let defaultJournalLimit = 1_024
 
-    /// The default ``journalLimit`` when a thread of its own folds: room for the next batch of
-    /// completions while the folder writes the last (a batch of 64 completions is about 640
-    /// rows), and a replay after a kill of at most 2,048 rows, about 10 ms (docs/BENCHMARKS.md).
+    /// The default ``journalLimit`` when a thread of its own folds: entries of one row each (a
+    /// job's progress reports) are replayed after a kill in about 10 ms (docs/BENCHMARKS.md).
     public static let defaultBackgroundJournalLimit = 2_048
+
+    /// The default ``journalRowLimit`` when a thread of its own folds: the folder starts at half
+    /// of it, about 1,700 batched completions (a batch of 64 is about 600 rows), enough for most
+    /// of a completion's rewrites to fall in one fold (docs/BENCHMARKS.md); the other half is room
+    /// for what comes while it folds.
+    public static let defaultBackgroundJournalRowLimit = 32_768
+
+    /// The default ``journalByteLimit``: 32 MiB (rows of 170 to 320 bytes reach the rows limit
+    /// first, at 5 to 10 MiB).
+    public static let defaultJournalByteLimit = 32 << 20
+
+    /// The most rows the engine's thread folds so that the journal's file, past its bound, is
+    /// emptied by its next append (``JournalFolder``): about one fold of a few milliseconds, once
+    /// per 16 MiB of entries.
+    static let catchUpRows = 2_048
 
     /// The most rows a commit may write to go to the journal when the engine's thread folds. A
     /// larger commit (a batch) already spreads a transaction's fixed costs over many rows:
@@ -135,13 +159,23 @@ public final class SQLiteStore: EngineStore {
     /// process reads it whole.
     public static let walCheckpointPages = 10_000
 
+    /// The page cache of a file store's connection, in KiB (SQLite's default is 2,000): the pages
+    /// a fold dirties (about 1,700 in `wf-bench throughput`'s folds of 16,384 rows) stay in it
+    /// until the fold commits. With SQLite's default those folds spilled some 40,000 pages to the
+    /// log before their commits and read them back, and took a third more CPU time
+    /// (docs/BENCHMARKS.md). The cache grows to this size only as the store's pages are read (the
+    /// `memory` benchmark's heap grows by 6.6 MB more).
+    public static let pageCacheKiB = 8_192
+
     /// Opens (creating if needed) and migrates the store at `path`; `":memory:"` is a private
     /// in-memory database, which folds ``JournalFolding/whenFull`` whatever `folding` says. What a
     /// killed process left in the journal is written to the tables before this returns.
     /// `journalLimit` is ``defaultJournalLimit`` or ``defaultBackgroundJournalLimit`` (after the
-    /// folding) unless a test needs another.
+    /// folding), `journalRowLimit` ``defaultBackgroundJournalRowLimit`` when a thread of its own
+    /// folds and `journalLimit` otherwise, `journalByteLimit` ``defaultJournalByteLimit``, unless
+    /// a test needs others.
     public init(path: String, durability: Durability = .normal, folding: JournalFolding = .background,
-                journalLimit: Int? = nil) throws {
+                journalLimit: Int? = nil, journalRowLimit: Int? = nil, journalByteLimit: Int? = nil) throws {
         self.path = path
         let inMemory = path == ":memory:"
         self.inMemory = inMemory
@@ -149,8 +183,11 @@ public final class SQLiteStore: EngineStore {
         // and a thread each would cost more than the folds it takes off the caller.
         let folding = inMemory ? JournalFolding.whenFull : folding
         self.folding = folding
-        self.journalLimit = max(0, journalLimit ?? (folding == .background ? Self.defaultBackgroundJournalLimit
-                                                                              : Self.defaultJournalLimit))
+        let entries = max(0, journalLimit ?? (folding == .background ? Self.defaultBackgroundJournalLimit
+                                                                      : Self.defaultJournalLimit))
+        self.journalLimit = entries
+        self.journalRowLimit = max(0, journalRowLimit ?? (folding == .background ? Self.defaultBackgroundJournalRowLimit : entries))
+        self.journalByteLimit = max(0, journalByteLimit ?? Self.defaultJournalByteLimit)
         self.durability = durability
         do {
             let queue: DatabaseQueue
@@ -185,7 +222,10 @@ public final class SQLiteStore: EngineStore {
             try journal.recover(storeId: try storeId(main))
             try replay(journal, into: main, backlog: backlog)
             if folding == .background {
-                let folder = JournalFolder(backlog: backlog, connection: main, foldRows: self.journalLimit / 4)
+                let folder = JournalFolder(backlog: backlog, connection: main,
+                                           foldRows: self.journalRowLimit / 2, foldEntries: self.journalLimit / 4,
+                                           foldBytes: self.journalByteLimit / 2,
+                                           foldRowsAfterTablesNeeded: self.journalLimit / 4)
                 folder.start()
                 self.folder = folder
             }
@@ -211,8 +251,26 @@ public final class SQLiteStore: EngineStore {
         return main.queue.inDatabase { _ in main.statements.recompilations() }
     }
 
-    /// Rows and entries waiting in the journal's backlog, for tests.
-    var backlogCounts: (rows: Int, entries: Int) { backlog.counts }
+    /// Folds the engine's thread made before a commit because the backlog was full (with a
+    /// folder that keeps up, none), and folds it made so that the journal's file, past its bound,
+    /// is emptied (``catchUpRows``), for tests.
+    private(set) var foldsWhenFull = 0
+    private(set) var catchUpFolds = 0
+    /// Folds of the backlog so far, by either thread, for tests.
+    var backlogFolds: Int { backlog.folds }
+
+    /// Rows, entries and bytes waiting in the journal's backlog, for tests and benchmarks.
+    package var backlogCounts: (rows: Int, entries: Int, bytes: Int) { backlog.counts }
+
+    /// Runs `body` with the folder starting no fold (one under way finishes first), so that the
+    /// backlog fills up to its limits as under a load the folder cannot follow, for tests and
+    /// benchmarks (a kill with the journal as full as it can be). The engine's thread still folds
+    /// when the backlog is full, and before what it folds for anyway.
+    package func withFoldsHeld<T>(_ body: () throws -> T) rethrows -> T {
+        folder?.hold()
+        defer { folder?.release() }
+        return try body()
+    }
 
     /// The rows of `table` as the tables hold them now, without folding the backlog first, for
     /// tests.
@@ -245,7 +303,7 @@ public final class SQLiteStore: EngineStore {
         folder = nil
         var failure: StoreError?
         do {
-            try flush()
+            try foldBacklog()
             try syncFolded()
             if !inMemory { try main?.checkpoint() }  // a file store
         } catch let e as StoreError where e.code == "storeInUse" {
@@ -547,19 +605,35 @@ public final class SQLiteStore: EngineStore {
         // Only rows that cannot conflict: one journal entry, once the backlog has room for it
         // (folding it on this thread if not). Otherwise the backlog is folded and the change
         // written to the tables, in one transaction.
-        let most = folding == .background ? journalLimit : min(journalLimit, Self.journaledCommitRows)
+        // Nothing is journaled with a limit of 0.
+        let most = min(journalLimit == 0 || journalByteLimit == 0 ? 0 : journalRowLimit,
+                       folding == .background ? journalRowLimit : Self.journaledCommitRows)
         if let plan = JournalCoding.plan(changes), plan.rows <= most {
             guard plan.rows > 0 else { return }  // only workflows whose rows already say it all
-            let waiting = backlog.counts
-            if waiting.rows + plan.rows > journalLimit || waiting.entries >= journalLimit { try flush() }
-            let seq = nextJournalSeq
             let body = JournalCoding.encode(changes, plan, directCommits: directCommits)
+            let waiting = backlog.counts
+            if waiting.rows + plan.rows > journalRowLimit || waiting.entries >= journalLimit
+                || waiting.bytes + body.count > journalByteLimit
+            {
+                foldsWhenFull += 1
+                try foldBacklog()
+            } else if let folder, backlog.fileBytes >= folder.foldBytes, waiting.entries > 0,
+                      waiting.rows <= Self.catchUpRows
+            {
+                // The journal's file is past its bound, and the folder, folding at once until it
+                // catches up, has left little: folded here, so that this append empties the file.
+                catchUpFolds += 1
+                try foldBacklog()
+            }
+            let seq = nextJournalSeq
             try journal?.append(seq: seq, body: body, syncedThrough: backlog.syncedThrough)
             nextJournalSeq += 1
-            backlog.append(JournalBacklog.Entry(seq: seq, body: body, rows: plan.rows, workflowIds: plan.workflowIds))
+            backlog.append(JournalBacklog.Entry(seq: seq, body: body, rows: plan.rows, workflowIds: plan.workflowIds),
+                           fileBytes: journal?.size ?? 0)
             folder?.noteAppend()
         } else {
             let images = Self.images(of: changes)
+            backlog.noteTablesNeeded()
             try backlog.writeLock.withEngineLock {
                 let entries = backlog.snapshot()
                 let merged = try JournalBacklog.merge(entries)
@@ -583,8 +657,16 @@ public final class SQLiteStore: EngineStore {
 
     /// Writes what the journal holds to the tables, on the caller's thread. Other connections
     /// reading the database file see every commit after this; the engine's own reads fold what
-    /// they need themselves.
+    /// they need themselves (through this: until ``JournalFolder/foldRows`` rows have come since,
+    /// the folder folds small, so that the next such read or commit finds little to fold).
     public func flush() throws {
+        guard !backlog.isEmpty else { return }
+        backlog.noteTablesNeeded()
+        try foldBacklog()
+    }
+
+    /// Folds every entry waiting, on the caller's thread.
+    private func foldBacklog() throws {
         guard !backlog.isEmpty else { return }
         let main = try connection()
         try backlog.writeLock.withEngineLock { try backlog.foldAll(on: main) }
@@ -643,9 +725,11 @@ public final class SQLiteStore: EngineStore {
         }
         let folded = try meta(JournalBacklog.foldedThroughKey)
         directCommits = try meta(JournalBacklog.directCommitsKey)
-        var replayed = PendingRows()
         var last = folded
         let entries = journal.recovered.filter { $0.seq > folded }
+        // Room for a row per 400 bytes (an image takes some 170 to 320), as many as the backlog
+        // holds at most: the table grows little as the replay goes.
+        var replayed = PendingRows(capacity: min(entries.reduce(0) { $0 + $1.body.count } / 400, journalRowLimit))
         if let first = entries.first?.seq, first != folded + 1 {
             // The engine never leaves a gap: the tables are an older copy than the journal.
             throw StoreError(code: "storeCorrupt", message: """
@@ -655,12 +739,11 @@ public final class SQLiteStore: EngineStore {
                 """)
         }
         for (i, (seq, body)) in entries.enumerated() {
-            let entry = try JournalCoding.decode(body)
-            guard entry.directCommits <= directCommits else {
+            guard try JournalCoding.directCommits(of: body) <= directCommits else {
                 entriesDiscardedAtOpen = entries.count - i
                 break
             }
-            for image in entry.images { replayed.merge(image) }
+            try replayed.merge(entry: body)
             last = seq
         }
         if last > folded {
@@ -684,11 +767,9 @@ public final class SQLiteStore: EngineStore {
         }
         guard !bodies.isEmpty else { return }
         var replayed = PendingRows()
-        for body in bodies {
-            for image in try JournalCoding.decode(body).images { replayed.merge(image) }
-        }
+        for body in bodies { try replayed.merge(entry: body) }
         try main.transaction { db, statements in
-            for image in replayed.rows.values { try TableWriter.write(image, statements, db) }
+            try replayed.write(statements, db)
             try db.execute(sql: "DELETE FROM journal")
         }
     }

@@ -31,8 +31,11 @@ final class StoreConnection: @unchecked Sendable {
         self.ownerToken = JSONWriter.string(.string(ownerToken))  // as the meta table holds values
     }
 
-    /// Opens a connection to the file at `path` with the store's settings.
-    static func open(path: String, durability: Durability, autocheckpointPages: Int) throws -> DatabaseQueue {
+    /// Opens a connection to the file at `path` with the store's settings: WAL, `synchronous` as
+    /// `durability` says, a checkpoint every `autocheckpointPages` pages of the log, and a page
+    /// cache of `cacheKiB` KiB (``SQLiteStore/pageCacheKiB``).
+    static func open(path: String, durability: Durability, autocheckpointPages: Int,
+                     cacheKiB: Int = SQLiteStore.pageCacheKiB) throws -> DatabaseQueue {
         let synchronous = durability == .full ? "FULL" : "NORMAL"
         var config = Configuration()
         config.label = "workflow-store"
@@ -41,6 +44,8 @@ final class StoreConnection: @unchecked Sendable {
         config.prepareDatabase { db in
             try db.execute(sql: "PRAGMA foreign_keys = ON")
             try db.execute(sql: "PRAGMA wal_autocheckpoint = \(autocheckpointPages)")
+            // A negative size is in KiB.
+            try db.execute(sql: "PRAGMA cache_size = -\(cacheKiB)")
         }
         let queue = try DatabaseQueue(path: path, configuration: config)
         // After the queue is open: GRDB sets NORMAL itself when it switches the file to WAL.

@@ -182,4 +182,266 @@ enum TableWriter {
             try row.run(db)
         }
     }
+
+    /// Writes the image that starts at `at` in the journal entry `raw`, as ``write(_:_:_:)``
+    /// writes a decoded one, but binding its texts where they are in the entry: no record is
+    /// decoded or copied (a fold writes thousands). `existed` and `columnsKept` are what the
+    /// merge found of the table (``PendingRows``), not the image's own. The entry was read
+    /// whole when it was merged; a meta, asset, workflow, node, run or await image only.
+    static func write(imageAt at: Int, in raw: UnsafeRawBufferPointer, existed: Bool, columnsKept: Bool,
+                      _ statements: PreparedStatements, _ db: Database) throws {
+        var r = RawReader(raw, at: at)
+        switch try r.byte() {
+        case JournalCoding.Tag.meta.rawValue:
+            var row = try statements.row(.meta, db)
+            row.textInPlace(try r.bytes())
+            row.textInPlace(try r.bytes())
+            try row.run(db)
+        case JournalCoding.Tag.asset.rawValue:
+            var row = try statements.row(.asset, db)
+            row.textInPlace(try r.bytes())
+            row.textInPlace(try r.bytes())
+            row.int(try r.int())
+            row.bool(try r.bool())
+            row.int(try r.optionalInt())
+            row.textInPlace(try r.bytes())
+            try row.run(db)
+        case JournalCoding.Tag.workflow.rawValue:
+            let workflowId = try r.bytes(), seq = try r.int(), templateId = try r.bytes(), title = try r.bytes()
+            let status = try r.bytes(), archived = try r.bool(), createdAt = try r.int(), updatedAt = try r.int()
+            let summary = r.position
+            for _ in 0..<3 { _ = try r.int() }
+            _ = try r.bool()
+            _ = try r.bytes()
+            _ = try r.optionalInt()
+            for _ in 0..<5 { _ = try r.int() }
+            let data = try r.bytes()
+            // The summary columns (stepsDone … inboxCount), in the order the statements list them.
+            func summaryColumns(_ row: inout FastRow) throws {
+                var s = RawReader(raw, at: summary)
+                for _ in 0..<3 { row.int(try s.int()) }
+                row.bool(try s.bool())
+                row.textInPlace(try s.bytes())
+                row.int(try s.optionalInt())
+                for _ in 0..<5 { row.int(try s.int()) }
+            }
+            if existed {
+                var row = try statements.row(.workflowUpdate, db)
+                row.textInPlace(title)
+                row.textInPlace(status)
+                row.bool(archived)
+                row.int(updatedAt)
+                try summaryColumns(&row)
+                row.textInPlace(data)
+                row.textInPlace(workflowId)
+                if try row.runCountingChanges(db) > 0 { return }
+            }
+            var row = try statements.row(.workflow, db)
+            row.textInPlace(workflowId)
+            row.int(seq)
+            row.textInPlace(templateId)
+            row.textInPlace(title)
+            row.textInPlace(status)
+            row.bool(archived)
+            row.int(createdAt)
+            row.int(updatedAt)
+            try summaryColumns(&row)
+            row.textInPlace(data)
+            try row.run(db)
+        case JournalCoding.Tag.node.rawValue:
+            let workflowId = try r.bytes(), nodeId = try r.bytes(), position = try r.int(), state = try r.bytes()
+            let data = try r.bytes()
+            if existed {
+                var row = try statements.row(.nodeUpdate, db)
+                row.textInPlace(state)
+                row.textInPlace(data)
+                row.textInPlace(workflowId)
+                row.textInPlace(nodeId)
+                if try row.runCountingChanges(db) > 0 { return }
+            }
+            var row = try statements.row(.node, db)
+            row.textInPlace(workflowId)
+            row.textInPlace(nodeId)
+            row.int(position)
+            row.textInPlace(state)
+            row.textInPlace(data)
+            try row.run(db)
+        case JournalCoding.Tag.run.rawValue:
+            let runId = try r.bytes(), workflowId = try r.bytes(), nodeId = try r.bytes(), seq = try r.int()
+            let status = try r.bytes(), jobId = try r.optionalBytes(), data = try r.bytes()
+            if existed && columnsKept {
+                var row = try statements.row(.runDataUpdate, db)
+                row.textInPlace(data)
+                row.textInPlace(runId)
+                row.textInPlace(status)
+                row.textInPlace(jobId)
+                if try row.runCountingChanges(db) > 0 { return }
+            }
+            if existed {
+                var row = try statements.row(.runUpdate, db)
+                row.textInPlace(status)
+                row.textInPlace(jobId)
+                row.textInPlace(data)
+                row.textInPlace(runId)
+                if try row.runCountingChanges(db) > 0 { return }
+            }
+            var row = try statements.row(.run, db)
+            row.textInPlace(runId)
+            row.textInPlace(workflowId)
+            row.textInPlace(nodeId)
+            row.int(seq)
+            row.textInPlace(status)
+            row.textInPlace(jobId)
+            row.textInPlace(data)
+            try row.run(db)
+        case JournalCoding.Tag.await.rawValue:
+            var row = try statements.row(.await, db)
+            row.textInPlace(try r.bytes())
+            row.textInPlace(try r.bytes())
+            row.textInPlace(try r.bytes())
+            row.textInPlace(try r.bytes())
+            row.int(try r.int())
+            row.textInPlace(try r.bytes())
+            row.textInPlace(try r.bytes())
+            try row.run(db)
+        case let t:
+            throw ByteReader.corrupt("row tag \(t) where a row image was merged")
+        }
+    }
+}
+
+extension TableWriter {
+    /// Inserts the images (of one kind, `tag`: assets, workflows, nodes or runs the table did not
+    /// hold) that start at `at` in their journal entries, ``PreparedStatements/Key/foldRows`` of
+    /// them, with one statement (``PreparedStatements/Key/assets`` …): their columns are the
+    /// images' fields, in order, their texts copied into the statements' arena (the entries being
+    /// many). Should the table hold one of them after all, a constraint fails the statement
+    /// (having written the rows before it) and they are written one by one, as upserts.
+    static func write(newRows images: [(body: [UInt8], at: Int)], tag: UInt8, _ statements: PreparedStatements,
+                      _ db: Database) throws {
+        do {
+            try insert(images, tag: tag, statements, db)
+        } catch let e as DatabaseError where e.resultCode == .SQLITE_CONSTRAINT {
+            for (body, at) in images {
+                try body.withUnsafeBytes { raw in
+                    try write(imageAt: at, in: raw, existed: false, columnsKept: false, statements, db)
+                }
+            }
+        }
+    }
+
+    private static func insert(_ images: [(body: [UInt8], at: Int)], tag: UInt8, _ statements: PreparedStatements,
+                               _ db: Database) throws {
+        typealias Tag = JournalCoding.Tag
+        let key: PreparedStatements.Key = switch tag {
+        case Tag.asset.rawValue: .assets
+        case Tag.workflow.rawValue: .workflows
+        case Tag.node.rawValue: .nodes
+        case Tag.run.rawValue: .runs
+        default: throw ByteReader.corrupt("row tag \(tag) where a row image was merged")
+        }
+        precondition(images.count == PreparedStatements.Key.foldRows)
+        var row = try statements.row(key, db)
+        for (body, at) in images {
+            try body.withUnsafeBytes { raw in
+                var r = RawReader(raw, at: at + 1)
+                switch tag {
+                case Tag.asset.rawValue:
+                    row.utf8(try r.bytes())
+                    row.utf8(try r.bytes())
+                    row.int(try r.int())
+                    row.bool(try r.bool())
+                    row.int(try r.optionalInt())
+                    row.utf8(try r.bytes())
+                case Tag.workflow.rawValue:
+                    row.utf8(try r.bytes())
+                    row.int(try r.int())
+                    for _ in 0..<3 { row.utf8(try r.bytes()) }
+                    row.bool(try r.bool())
+                    for _ in 0..<5 { row.int(try r.int()) }
+                    row.bool(try r.bool())
+                    row.utf8(try r.bytes())
+                    row.int(try r.optionalInt())
+                    for _ in 0..<5 { row.int(try r.int()) }
+                    row.utf8(try r.bytes())
+                case Tag.node.rawValue:
+                    row.utf8(try r.bytes())
+                    row.utf8(try r.bytes())
+                    row.int(try r.int())
+                    row.utf8(try r.bytes())
+                    row.utf8(try r.bytes())
+                default:
+                    for _ in 0..<3 { row.utf8(try r.bytes()) }
+                    row.int(try r.int())
+                    row.utf8(try r.bytes())
+                    if let job = try r.optionalBytes() { row.utf8(job) } else { row.null() }
+                    row.utf8(try r.bytes())
+                }
+            }
+        }
+        try row.run(db)
+    }
+}
+
+/// Reads what ``ByteWriter`` wrote, in place: the fields of a journal entry as the bytes they
+/// are in it (for binding them where they are), every read bounds-checked.
+struct RawReader {
+    private let raw: UnsafeRawBufferPointer
+    private var at: Int
+
+    init(_ raw: UnsafeRawBufferPointer, at position: Int) {
+        self.raw = raw
+        at = position
+    }
+
+    var position: Int { at }
+
+    mutating func byte() throws -> UInt8 {
+        guard at < raw.count else { throw ByteReader.corrupt("an entry ends early") }
+        defer { at += 1 }
+        return raw[at]
+    }
+
+    mutating func bool() throws -> Bool {
+        switch try byte() {
+        case 0: return false
+        case 1: return true
+        case let b: throw ByteReader.corrupt("\(b) is not a boolean")
+        }
+    }
+
+    mutating func varint() throws -> UInt64 {
+        var value: UInt64 = 0
+        var shift: UInt64 = 0
+        while true {
+            let b = try byte()
+            guard shift < 64 else { throw ByteReader.corrupt("a number is too long") }
+            value |= UInt64(b & 0x7f) << shift
+            if b < 0x80 { return value }
+            shift += 7
+        }
+    }
+
+    mutating func int() throws -> Int64 {
+        let z = try varint()
+        return Int64(bitPattern: (z >> 1) ^ (0 &- (z & 1)))
+    }
+
+    mutating func optionalInt() throws -> Int64? { try bool() ? try int() : nil }
+
+    private mutating func take(_ n: UInt64) throws -> UnsafeRawBufferPointer {
+        guard n <= UInt64(raw.count - at) else { throw ByteReader.corrupt("a field runs past the end of its entry") }
+        defer { at += Int(n) }
+        return UnsafeRawBufferPointer(rebasing: raw[at..<at + Int(n)])
+    }
+
+    /// A string's or a blob's bytes.
+    mutating func bytes() throws -> UnsafeRawBufferPointer { try take(try varint()) }
+
+    /// An optional string's bytes (nil: absent).
+    mutating func optionalBytes() throws -> UnsafeRawBufferPointer? {
+        let n = try varint()
+        guard n > 0 else { return nil }
+        return try take(n - 1)
+    }
 }

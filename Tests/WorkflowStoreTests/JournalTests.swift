@@ -945,41 +945,348 @@ final class JournalTests: XCTestCase {
 
     /// Merging keeps the last image of each row, and writing the merged images once leaves the
     /// tables as writing every image in order would.
-    func testPendingRowsKeepTheLastImageOfEachRow() {
+    func testPendingRowsKeepTheLastImageOfEachRow() throws {
         var p = PendingRows()
+        func merge(_ images: RowImage...) throws { try p.merge(entry: JournalCoding.encode(images)) }
         let e1 = EffectRow(seq: 1, effectId: "e-1", type: "t", answerKey: "k", taken: false, data: [])
-        p.merge(.effect(e1))
-        p.merge(.effectTaken(seq: 1))
+        try merge(.effect(e1))
+        try merge(.effectTaken(seq: 1))
         var taken = e1
         taken.taken = true
-        XCTAssertEqual(p.rows[.effect(1)], .effect(taken), "handed out before it reached the table")
-        p.merge(.effectDelete(seq: 1))
-        XCTAssertNil(p.rows[.effect(1)], "inserted and deleted between folds: never written")
-        p.merge(.effectTaken(seq: 2))
-        p.merge(.effectDelete(seq: 2))
-        XCTAssertEqual(p.rows[.effect(2)], .effectDelete(seq: 2), "a row of the table is deleted")
+        XCTAssertEqual(try p.image(of: .effect(1)), .effect(taken), "handed out before it reached the table")
+        try merge(.effectDelete(seq: 1))
+        XCTAssertNil(try p.image(of: .effect(1)), "inserted and deleted between folds: never written")
+        try merge(.effectTaken(seq: 2), .effectDelete(seq: 2))
+        XCTAssertEqual(try p.image(of: .effect(2)), .effectDelete(seq: 2), "a row of the table is deleted")
 
         let first = RunRow(runId: "r", workflowId: "wf", nodeId: "n", seq: 0, status: "running", jobId: "j", data: [1],
                            existed: true, columnsKept: true)
         var second = first
         second.data = [2]
         second.existed = true
-        p.merge(.run(first))
-        p.merge(.run(second))
-        XCTAssertEqual(p.rows[.run("r")], .run(second), "same status and job: the columns still hold them")
+        try merge(.run(first))
+        try merge(.run(second))
+        XCTAssertEqual(try p.image(of: .run("r")), .run(second), "same status and job: the columns still hold them")
         var third = second
         third.status = "succeeded"
         third.columnsKept = true  // relative to `second`, not to the table
-        p.merge(.run(third))
-        guard case .run(let merged)? = p.rows[.run("r")] else { return XCTFail("the run is pending") }
+        try merge(.run(third))
+        guard case .run(let merged)? = try p.image(of: .run("r")) else { return XCTFail("the run is pending") }
         XCTAssertFalse(merged.columnsKept, "the table still says running")
         XCTAssertTrue(merged.existed)
+        var back = third
+        back.status = "running"
+        back.columnsKept = false  // relative to `third`
+        try merge(.run(back))
+        guard case .run(let again)? = try p.image(of: .run("r")) else { return XCTFail("the run is pending") }
+        XCTAssertTrue(again.columnsKept, "running again, as the table says: only its data is written")
         let node = NodeRow(workflowId: "wf", nodeId: "n", position: 0, state: "ready", data: [], existed: false)
         var later = node
         later.existed = true
-        p.merge(.node(node))
-        p.merge(.node(later))
-        XCTAssertEqual(p.rows[.node("wf", "n")], .node(node), "new before the first image: still new")
+        try merge(.node(node), .node(later))
+        XCTAssertEqual(try p.image(of: .node("wf", "n")), .node(node), "new before the first image: still new")
+        XCTAssertEqual(p.count, 3, "the effect deleted, the run, the node")
+    }
+
+    /// A row's key is its fields, not their bytes run together: node `c` of workflow `ab` is not
+    /// node `bc` of workflow `a`, and a run and an asset of the same id are two rows.
+    func testPendingRowsTellRowsApartByEachFieldOfTheirKey() throws {
+        var p = PendingRows()
+        try p.merge(entry: JournalCoding.encode([
+            .node(NodeRow(workflowId: "ab", nodeId: "c", position: 0, state: "ready", data: [1], existed: true)),
+            .node(NodeRow(workflowId: "a", nodeId: "bc", position: 0, state: "ready", data: [2], existed: true)),
+            .run(RunRow(runId: "x", workflowId: "a", nodeId: "bc", seq: 0, status: "queued", jobId: nil, data: [3],
+                        existed: false, columnsKept: false)),
+            .asset(AssetRow(assetId: "x", type: "TextRef", createdAt: 0, pinned: false, orphanedAt: nil, data: [4])),
+            .meta(key: "x", value: Array("1".utf8)),
+        ]))
+        XCTAssertEqual(p.count, 5)
+        guard case .node(let n)? = try p.image(of: .node("ab", "c")) else { return XCTFail("node ab/c") }
+        XCTAssertEqual(n.data, [1])
+        guard case .node(let m)? = try p.image(of: .node("a", "bc")) else { return XCTFail("node a/bc") }
+        XCTAssertEqual(m.data, [2])
+    }
+
+    /// Entries merged from their bytes and written once leave the tables as writing each of their
+    /// images in order does, whatever the rows they rewrite and whatever the tables held (random
+    /// images over a few rows of every kind, then over many, so that rows the table does not hold
+    /// are inserted many at a time, some of them held after all; effects inserted only where none
+    /// is, as the engine does).
+    func testMergedEntriesWrittenOnceLeaveTheTablesAsEveryImageWrittenInOrder() throws {
+        var rng = SplitMix64(seed: 11)
+        var rows = 2
+        func pick<T>(_ xs: [T]) -> T { xs[Int(rng.next() % UInt64(xs.count))] }
+        func id(_ prefix: String) -> String { "\(prefix)-\(rng.next() % UInt64(rows))" }
+        func bytes() -> [UInt8] { Array("{\"v\":\(rng.next() % 1000)}".utf8) }
+        var present: Set<Int64> = []
+        func image() -> RowImage {
+            let existed = rng.next() % 2 == 0, kept = rng.next() % 2 == 0
+            switch rng.next() % 8 {
+            case 0: return .meta(key: id("m"), value: bytes())
+            case 1: return .asset(AssetRow(assetId: id("as"), type: "TextRef", createdAt: 5, pinned: rng.next() % 2 == 0,
+                                           orphanedAt: rng.next() % 2 == 0 ? nil : 7, data: bytes()))
+            case 2:
+                let w = id("wf")
+                return .workflow(WorkflowRow(workflowId: w, seq: Int64(w.dropFirst(3))!, templateId: "tpl-1",
+                                             title: pick(["t", "u"]), status: pick(["active", "done"]), archived: false,
+                                             createdAt: 1, updatedAt: 2, stepsDone: Int64(rng.next() % 5), stepsTotal: 5,
+                                             awaitCount: 0, hasBlockingAwait: false, searchText: "t", nextDeadline: nil,
+                                             queuedRemote: 0, queuedLocal: 1, runningRemote: 0, runningLocal: 0,
+                                             inboxCount: 0, data: bytes(), existed: existed))
+            case 3, 4:
+                // Workflow `wf-1` node `2a` and workflow `wf-12` node `a`: two rows.
+                return .node(NodeRow(workflowId: pick(["wf-1", "wf-12"]), nodeId: pick(["a", "2a"]) + id(""), position: 0,
+                                     state: pick(["ready", "blocked", "succeeded"]), data: bytes(), existed: existed))
+            case 5, 6:
+                return .run(RunRow(runId: id("run"), workflowId: "wf-1", nodeId: "a", seq: 0,
+                                   status: pick(["queued", "running", "succeeded"]), jobId: pick([nil, "j-1"]), data: bytes(),
+                                   existed: existed, columnsKept: kept))
+            default:
+                let seq = Int64(rng.next() % 3)
+                if !present.contains(seq) {
+                    present.insert(seq)
+                    return .effect(EffectRow(seq: seq, effectId: "e-\(seq)", type: "notify", answerKey: nil, taken: false,
+                                             data: bytes()))
+                }
+                if rng.next() % 2 == 0 { return .effectTaken(seq: seq) }
+                present.remove(seq)
+                return .effectDelete(seq: seq)
+            }
+        }
+        func tables(_ q: DatabaseQueue) throws -> [String] {
+            try q.read { db in
+                try ["meta", "assets", "workflows", "nodes", "runs", "effects"].flatMap { table in
+                    try Row.fetchAll(db, sql: "SELECT * FROM \(table) ORDER BY 1, 2").map { "\(table) \($0)" }
+                }
+            }
+        }
+        for round in 0..<60 {
+            rows = round < 30 ? 2 : 60
+            let inOrder = try DatabaseQueue(), merged = try DatabaseQueue()
+            for q in [inOrder, merged] { try StoreSchema.migrator.migrate(q) }
+            // What the tables held before: the same in both.
+            let before = (0..<(rows * 2)).map { _ in image() }.filter { if case .effect = $0 { false } else { true } }
+            for q in [inOrder, merged] {
+                try q.write { db in
+                    let statements = PreparedStatements()
+                    for i in before { try TableWriter.write(i, statements, db) }
+                }
+            }
+            present = []
+            var p = PendingRows()
+            for _ in 0..<(1 + rng.next() % 6) {
+                let images = (0..<(1 + rng.next() % UInt64(rows * 4))).map { _ in image() }
+                try p.merge(entry: JournalCoding.encode(images))
+                try inOrder.write { db in
+                    let statements = PreparedStatements()
+                    for i in images { try TableWriter.write(i, statements, db) }
+                }
+            }
+            try merged.write { db in try p.write(PreparedStatements(), db) }
+            XCTAssertEqual(try tables(merged), try tables(inOrder), "round \(round)")
+            present = []
+        }
+    }
+
+    /// Rows rewritten by many commits between two folds (a node queued, started and finished, a
+    /// run's progress) are written to their tables once, with their last image.
+    func testRowsRewrittenByManyCommitsBetweenTwoFoldsAreWrittenOnce() throws {
+        let path = tempPath()
+        defer { removeStore(path) }
+        var w = try closedStoreWithOneWorkflow(path)
+        let (connection, queue, folded) = try owningConnection(path)
+        defer { connection.close() }
+        let backlog = JournalBacklog()
+        var seq = folded
+        var old = w
+        w.runs.append(makeRun("run-1", node: "a"))
+        seq += 1
+        backlog.append(try journalEntry(seq, from: old, to: w))
+        for i in 1...30 {
+            old = w
+            w.nodes[0].params["i"] = .int(Int64(i))
+            w.nodes[1].state = i % 2 == 0 ? .ready : .blocked
+            w.runs[0].progress = Double(i) / 100
+            seq += 1
+            backlog.append(try journalEntry(seq, from: old, to: w))
+        }
+        XCTAssertEqual(backlog.counts.entries, 31)
+        XCTAssertGreaterThanOrEqual(backlog.counts.rows, 93, "three rows or more each time")
+        final class Lines: @unchecked Sendable { var all: [String] = [] }
+        let lines = Lines()
+        queue.inDatabase { db in db.trace(options: .statement) { lines.all.append($0.description) } }
+        backlog.writeLock.lockForEngine()
+        try backlog.foldAll(on: connection)
+        backlog.writeLock.unlock()
+        queue.inDatabase { db in db.trace(options: []) }
+        let writes = lines.all.filter { $0.hasPrefix("INSERT") || $0.hasPrefix("UPDATE") }
+        XCTAssertEqual(writes.filter { $0.contains("INTO runs") || $0.hasPrefix("UPDATE runs") }.count, 1, "\(writes)")
+        XCTAssertEqual(writes.filter { $0.contains("INTO nodes") || $0.hasPrefix("UPDATE nodes") }.count, 2, "\(writes)")
+        XCTAssertEqual(writes.filter { $0.contains("workflows") }.count, 1, "\(writes)")
+        connection.close()
+        let reopened = try SQLiteStore(path: path)
+        defer { reopened.close() }
+        w.markClean()
+        XCTAssertEqual(try reopened.loadWorkflow("wf-1"), w)
+    }
+
+    /// The backlog's bounds each fold it on the engine's thread, whichever comes first: its
+    /// entries (one row each, a job's progress) and its rows (commits of several rows), with the
+    /// folder held (as a load it cannot follow leaves it) and without a folder; and its bytes
+    /// (large rows).
+    func testTheRowsBoundTheEntriesBoundAndTheBytesBoundEachFoldTheBacklog() throws {
+        func commits(_ store: SQLiteStore, _ w: inout Workflow, _ n: Int, _ what: String,
+                     _ change: (inout Workflow, Int) -> Void) throws -> [Int] {
+            var folds: [Int] = []
+            for i in 1...n {
+                let before = store.foldsWhenFull
+                try commit(store, &w) { change(&$0, i) }
+                let c = store.backlogCounts
+                XCTAssertLessThanOrEqual(c.entries, store.journalLimit, "\(what), commit \(i)")
+                XCTAssertLessThanOrEqual(c.rows, store.journalRowLimit, "\(what), commit \(i)")
+                XCTAssertLessThanOrEqual(c.bytes, store.journalByteLimit, "\(what), commit \(i)")
+                if store.foldsWhenFull > before { folds.append(i) }
+            }
+            return folds
+        }
+        for folding in JournalFolding.allCases {
+            let path = tempPath()
+            defer { removeStore(path) }
+            let store = try SQLiteStore(path: path, folding: folding, journalLimit: 10, journalRowLimit: 25)
+            XCTAssertEqual(store.journalLimit, 10)
+            XCTAssertEqual(store.journalRowLimit, 25)
+            var w = try driveOneWorkflow(store, 1)
+            try store.withFoldsHeld {
+                try store.flush()
+                // One row each: the entries bound.
+                XCTAssertEqual(try commits(store, &w, 25, "\(folding), entries") { w, i in w.runs[0].progress = Double(i) / 100 },
+                               [11, 21])
+                try store.flush()
+                // Three rows each: the rows bound (8 commits hold 24 rows), long before 10 entries.
+                XCTAssertEqual(try commits(store, &w, 20, "\(folding), rows") { w, i in
+                    w.nodes[0].attempts = i
+                    w.nodes[1].attempts = i
+                    w.runs[0].progress = Double(i) / 100
+                }, [9, 17])
+            }
+            try reopenAfterKill(store) { reopened, _ in XCTAssertEqual(try reopened.loadWorkflow("wf-1"), w) }
+        }
+        // One row of about 1,200 bytes each: the bytes bound, long before the others.
+        let path = tempPath()
+        defer { removeStore(path) }
+        let store = try SQLiteStore(path: path, folding: .whenFull, journalLimit: 10, journalRowLimit: 25,
+                                    journalByteLimit: 4_000)
+        var w = try driveOneWorkflow(store, 1)
+        try store.flush()
+        XCTAssertEqual(try commits(store, &w, 10, "bytes") { w, i in
+            w.nodes[0].params["text"] = .string(String(repeating: "x", count: 1_000 + i))
+        }, [4, 7, 10])
+        try reopenAfterKill(store) { reopened, _ in XCTAssertEqual(try reopened.loadWorkflow("wf-1"), w) }
+    }
+
+    /// The folder starts at ``JournalFolder/foldRows`` rows, but only once the engine's thread
+    /// has not needed the tables (a commit written to them, a read folding first) for that many
+    /// rows: until then it starts at a few hundred, so that such a commit or read never finds many
+    /// rows to fold on the engine's thread. Entries and the journal's file start it too.
+    func testTheFolderWaitsForManyRowsOnlyWhileTheEngineThreadDoesNotNeedTheTables() throws {
+        let path = tempPath()
+        defer { removeStore(path) }
+        _ = try closedStoreWithOneWorkflow(path)
+        let (connection, _, _) = try owningConnection(path)
+        defer { connection.close() }
+        let backlog = JournalBacklog()
+        let folder = JournalFolder(backlog: backlog, connection: connection, foldRows: 1_000, foldEntries: 50,
+                                   foldBytes: 1 << 20, foldRowsAfterTablesNeeded: 100)
+        var seq: Int64 = 0
+        func append(rows: Int, fileBytes: Int = 0) {
+            seq += 1
+            backlog.append(JournalBacklog.Entry(seq: seq, body: [JournalCoding.version], rows: rows, workflowIds: []),
+                           fileBytes: fileBytes)
+        }
+        append(rows: 90)
+        XCTAssertFalse(folder.isDue)
+        append(rows: 10)
+        XCTAssertTrue(folder.isDue, "100 rows since the store opened: a small fold")
+        backlog.folded(through: seq, synced: true)
+        for _ in 0..<8 { append(rows: 100) }
+        XCTAssertTrue(folder.isDue, "900 rows since the tables were needed: still small folds")
+        backlog.folded(through: seq, synced: true)
+        append(rows: 100)
+        XCTAssertEqual(backlog.rowsSinceTablesNeeded, 1_000)
+        append(rows: 100)
+        XCTAssertFalse(folder.isDue, "1,000 rows without the tables: the folder waits for 1,000")
+        for _ in 0..<7 { append(rows: 100) }
+        XCTAssertFalse(folder.isDue)
+        append(rows: 100)
+        XCTAssertTrue(folder.isDue, "1,000 rows waiting")
+        backlog.folded(through: seq, synced: true)
+        append(rows: 150)
+        backlog.noteTablesNeeded()
+        XCTAssertTrue(folder.isDue, "the engine's thread needed the tables: small folds again")
+        backlog.folded(through: seq, synced: true)
+        for _ in 0..<49 { append(rows: 0) }
+        XCTAssertFalse(folder.isDue)
+        append(rows: 0)
+        XCTAssertTrue(folder.isDue, "50 entries")
+        backlog.folded(through: seq, synced: true)
+        append(rows: 1, fileBytes: 1 << 20)
+        XCTAssertTrue(folder.isDue, "the journal's file at its bound")
+    }
+
+    /// Under a steady load the folder keeps the backlog under its limits: the engine's thread
+    /// never folds because it is full, the folder folds many commits at once, and every commit
+    /// survives a kill.
+    func testTheFolderKeepsTheBacklogUnderItsLimitsUnderASteadyLoad() throws {
+        let path = tempPath()
+        defer { removeStore(path) }
+        let store = try SQLiteStore(path: path, journalRowLimit: 3_000)
+        var workflows = try (1...10).map { try driveOneWorkflow(store, $0) }
+        for i in 0..<1_000 {
+            try commit(store, &workflows[i % 10]) {
+                $0.nodes[0].attempts = i
+                $0.nodes[1].attempts = i
+                $0.runs[0].progress = Double(i) / 1_000
+            }
+            XCTAssertLessThanOrEqual(store.backlogCounts.rows, 3_000)
+            Thread.sleep(forTimeInterval: 0.002)
+        }
+        XCTAssertEqual(store.foldsWhenFull, 0, "the folder kept up")
+        XCTAssertGreaterThan(store.backlogFolds, 1, "the folder folded along the way")
+        XCTAssertLessThan(store.backlogFolds, 100, "many commits to a fold, not one each")
+        try reopenAfterKill(store) { reopened, _ in
+            for w in workflows { XCTAssertEqual(try reopened.loadWorkflow(w.workflowId), w) }
+        }
+    }
+
+    /// The journal's file, emptied only by an append that finds every entry it holds folded, is
+    /// emptied once past its bound (half the bytes limit) however the load leaves the folder: with
+    /// the folder held (it folds nothing), the engine's thread folds what little waits before the
+    /// next append; with the folder free, under a load that seldom leaves it nothing to fold, it
+    /// folds at once until it has caught up, and the file stays near its bound.
+    func testTheJournalsFileIsEmptiedOncePastItsBound() throws {
+        let path = tempPath()
+        defer { removeStore(path) }
+        let store = try SQLiteStore(path: path, journalLimit: 100_000, journalRowLimit: 100_000, journalByteLimit: 200_000)
+        var w = try driveOneWorkflow(store, 1)
+        func size() throws -> Int {
+            let attributes = try FileManager.default.attributesOfItem(atPath: JournalFile.path(forStore: path))
+            return (attributes[.size] as? NSNumber)?.intValue ?? 0
+        }
+        func commits(_ n: Int) throws -> Int {
+            var largest = 0
+            for i in 0..<n {
+                try commit(store, &w) { $0.nodes[0].params["text"] = .string(String(repeating: "y", count: 200 + i % 7)) }
+                largest = max(largest, try size())
+            }
+            return largest
+        }
+        let largestHeld = try store.withFoldsHeld { try commits(1_000) }
+        XCTAssertGreaterThan(store.catchUpFolds, 0)
+        XCTAssertEqual(store.foldsWhenFull, 0)
+        XCTAssertLessThan(largestHeld, 101_000, "emptied past 100,000 bytes (1,000 entries of some 400 bytes appended)")
+        XCTAssertLessThan(try commits(3_000), 400_000)
+        XCTAssertEqual(store.foldsWhenFull, 0)
+        try reopenAfterKill(store) { reopened, _ in XCTAssertEqual(try reopened.loadWorkflow("wf-1"), w) }
     }
 }
 
