@@ -245,10 +245,23 @@ extension Executor {
         }
         if let upstreamProblem { return .blocked(upstreamProblem, missing: missing, resolved: inputs) }
         if !waiting.isEmpty {
-            let message = "Waiting for " + waiting.map(\.phrase).joined(separator: ", ")
-            let missing = waiting.map(\.port)  // nothing failed upstream: the ports waited for
-            var details: JSONObject = ["missing": JSON(missing)]
-            if let staleUpstream { details["staleUpstream"] = .string(staleUpstream) }
+            // "Waiting for " and the phrases joined by ", ", in one string made to size; the
+            // ports waited for beside it (nothing failed upstream: those are the missing ones).
+            var message = "Waiting for "
+            message.reserveCapacity(waiting.reduce(12) { $0 + $1.phrase.utf8.count + 2 })
+            var missing: [String] = []
+            missing.reserveCapacity(waiting.count)
+            var ports: [JSON] = []
+            ports.reserveCapacity(waiting.count)
+            for (i, w) in waiting.enumerated() {
+                if i > 0 { message += ", " }
+                message += w.phrase
+                missing.append(w.port)
+                ports.append(.string(w.port))
+            }
+            var details = JSONObject(minimumCapacity: 2)
+            details.append(uniqueKey: "missing", .array(ports))
+            if let staleUpstream { details.append(uniqueKey: "staleUpstream", .string(staleUpstream)) }
             return .blocked(BlockedReason(code: BlockedReason.waitingForInput, message: message, details: details),
                             missing: missing, resolved: inputs)
         }
