@@ -1,5 +1,5 @@
 import Foundation
-import WorkflowCore
+@testable import WorkflowCore
 import XCTest
 
 /// Step 1: models survive an encode/decode round trip (seeded RNG).
@@ -302,6 +302,42 @@ final class StateMachineTests: XCTestCase {
             XCTAssertEqual(s.isInFlight, running.contains(s) || s == .awaitingUser, "\(s)")
             XCTAssertFalse(s.isTerminal && s.isInFlight, "\(s)")
             if s.isInFlight { XCTAssertTrue(NodeStateMachine.canTransition(from: s, to: .cancelled), "\(s)→cancelled") }
+        }
+    }
+}
+
+/// An asset's fields live in one shared object: copies stay values, and equality reads every field.
+final class AssetValueTests: XCTestCase {
+    private let base = Asset(assetId: "as-1", type: "ImageRef", uri: "file:///a.png", bytes: 10, hash: "h", meta: ["w": 1],
+                             createdAt: Timestamp(milliseconds: 5),
+                             provenance: Provenance(workflowId: "wf-1", nodeId: "n", runId: "run-1", port: "image"))
+
+    func testAWriteToACopyOfAnAssetLeavesTheOriginalAsItWas() {
+        var copy = base
+        copy.pinned = true
+        copy.meta["w"] = 2
+        XCTAssertFalse(base.pinned)
+        XCTAssertEqual(base.meta["w"], 1)
+        XCTAssertTrue(copy.pinned)
+        XCTAssertNotEqual(copy, base)
+        var again = copy
+        again.pinned = false
+        again.meta["w"] = 1
+        XCTAssertEqual(again, base, "equal field by field, though two objects")
+    }
+
+    func testAssetsDifferingInAnyOneFieldAreNotEqual() {
+        let writes: [(inout Asset) -> Void] = [
+            { $0.assetId = "as-2" }, { $0.type = "MaskRef" }, { $0.uri = "file:///b.png" }, { $0.bytes = 11 },
+            { $0.hash = nil }, { $0.meta = [:] }, { $0.createdAt = Timestamp(milliseconds: 6) },
+            { $0.provenance = nil }, { $0.pinned = true }, { $0.orphanedAt = Timestamp(milliseconds: 7) },
+        ]
+        // Every stored field has its write above: a field added later without one fails here.
+        XCTAssertEqual(Mirror(reflecting: base.storage).children.count, writes.count)
+        for (i, write) in writes.enumerated() {
+            var other = base
+            write(&other)
+            XCTAssertNotEqual(other, base, "field \(i)")
         }
     }
 }

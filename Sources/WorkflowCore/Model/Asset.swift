@@ -13,41 +13,132 @@ public struct Provenance: Sendable, Equatable {
     }
 
     public var json: JSON {
-        ["workflowId": .string(workflowId), "nodeId": .string(nodeId), "runId": .string(runId), "port": .string(port)]
+        // Members appended in place (a dictionary literal builds an array of pairs first): every
+        // effect that carries an asset carries its provenance.
+        var o = JSONObject(minimumCapacity: 4)
+        o.append(uniqueKey: "workflowId", .string(workflowId))
+        o.append(uniqueKey: "nodeId", .string(nodeId))
+        o.append(uniqueKey: "runId", .string(runId))
+        o.append(uniqueKey: "port", .string(port))
+        return .object(o)
     }
 }
 
 /// A produced or imported file-like value: an image, a mask, a text. The engine assigns the id and
 /// stamps the provenance; the host owns the bytes at `uri`.
+///
+/// Its fields live in one shared object, copied on the first write to a copy (as
+/// ``Workflow``'s): an asset is read and handed along many times per call (gating reads its
+/// type, a run's start its whole record, the commit and the engine's tables keep it), and each
+/// copy of the plain struct retained every one of its strings.
 public struct Asset: Sendable, Equatable {
-    public var assetId: String
-    public var type: String
-    public var uri: String
-    public var bytes: Int64?
-    public var hash: String?
-    public var meta: JSONObject
-    public var createdAt: Timestamp
-    /// nil for assets a host imported (bound at workflow creation, picked by a person).
-    public var provenance: Provenance?
-    /// "Keep offline": never evicted from the cache, never collected.
-    public var pinned: Bool
-    /// When the last workflow referring to it was deleted; collection counts retention from here
-    /// (or from `createdAt` for an asset nothing ever referred to).
-    public var orphanedAt: Timestamp?
+    @usableFromInline
+    final class Storage: @unchecked Sendable {  // written only while uniquely referenced
+        @usableFromInline @exclusivity(unchecked) var assetId: String
+        @usableFromInline @exclusivity(unchecked) var type: String
+        @usableFromInline @exclusivity(unchecked) var uri: String
+        @usableFromInline @exclusivity(unchecked) var bytes: Int64?
+        @usableFromInline @exclusivity(unchecked) var hash: String?
+        @usableFromInline @exclusivity(unchecked) var meta: JSONObject
+        @usableFromInline @exclusivity(unchecked) var createdAt: Timestamp
+        @usableFromInline @exclusivity(unchecked) var provenance: Provenance?
+        @usableFromInline @exclusivity(unchecked) var pinned: Bool
+        @usableFromInline @exclusivity(unchecked) var orphanedAt: Timestamp?
+
+        @inlinable init(assetId: String, type: String, uri: String, bytes: Int64?, hash: String?, meta: JSONObject,
+                        createdAt: Timestamp, provenance: Provenance?, pinned: Bool, orphanedAt: Timestamp?) {
+            self.assetId = assetId
+            self.type = type
+            self.uri = uri
+            self.bytes = bytes
+            self.hash = hash
+            self.meta = meta
+            self.createdAt = createdAt
+            self.provenance = provenance
+            self.pinned = pinned
+            self.orphanedAt = orphanedAt
+        }
+
+        @inlinable func copy() -> Storage {
+            Storage(assetId: assetId, type: type, uri: uri, bytes: bytes, hash: hash, meta: meta, createdAt: createdAt,
+                    provenance: provenance, pinned: pinned, orphanedAt: orphanedAt)
+        }
+    }
+
+    @usableFromInline var storage: Storage
+
+    /// Makes ``storage`` this value's own before a write.
+    @inlinable mutating func unique() {
+        if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
+    }
 
     public init(assetId: String, type: String, uri: String, bytes: Int64? = nil, hash: String? = nil,
                 meta: JSONObject = [:], createdAt: Timestamp, provenance: Provenance? = nil, pinned: Bool = false,
                 orphanedAt: Timestamp? = nil) {
-        self.assetId = assetId
-        self.type = type
-        self.uri = uri
-        self.bytes = bytes
-        self.hash = hash
-        self.meta = meta
-        self.createdAt = createdAt
-        self.provenance = provenance
-        self.pinned = pinned
-        self.orphanedAt = orphanedAt
+        storage = Storage(assetId: assetId, type: type, uri: uri, bytes: bytes, hash: hash, meta: meta,
+                          createdAt: createdAt, provenance: provenance, pinned: pinned, orphanedAt: orphanedAt)
+    }
+
+    @inlinable public var assetId: String {
+        _read { yield storage.assetId }
+        _modify { unique(); yield &storage.assetId }
+    }
+
+    @inlinable public var type: String {
+        _read { yield storage.type }
+        _modify { unique(); yield &storage.type }
+    }
+
+    @inlinable public var uri: String {
+        _read { yield storage.uri }
+        _modify { unique(); yield &storage.uri }
+    }
+
+    @inlinable public var bytes: Int64? {
+        _read { yield storage.bytes }
+        _modify { unique(); yield &storage.bytes }
+    }
+
+    @inlinable public var hash: String? {
+        _read { yield storage.hash }
+        _modify { unique(); yield &storage.hash }
+    }
+
+    @inlinable public var meta: JSONObject {
+        _read { yield storage.meta }
+        _modify { unique(); yield &storage.meta }
+    }
+
+    @inlinable public var createdAt: Timestamp {
+        _read { yield storage.createdAt }
+        _modify { unique(); yield &storage.createdAt }
+    }
+
+    /// nil for assets a host imported (bound at workflow creation, picked by a person).
+    @inlinable public var provenance: Provenance? {
+        _read { yield storage.provenance }
+        _modify { unique(); yield &storage.provenance }
+    }
+
+    /// "Keep offline": never evicted from the cache, never collected.
+    @inlinable public var pinned: Bool {
+        _read { yield storage.pinned }
+        _modify { unique(); yield &storage.pinned }
+    }
+
+    /// When the last workflow referring to it was deleted; collection counts retention from here
+    /// (or from `createdAt` for an asset nothing ever referred to).
+    @inlinable public var orphanedAt: Timestamp? {
+        _read { yield storage.orphanedAt }
+        _modify { unique(); yield &storage.orphanedAt }
+    }
+
+    public static func == (a: Asset, b: Asset) -> Bool {
+        if a.storage === b.storage { return true }
+        let (x, y) = (a.storage, b.storage)
+        return x.assetId == y.assetId && x.type == y.type && x.uri == y.uri && x.bytes == y.bytes && x.hash == y.hash
+            && x.meta == y.meta && x.createdAt == y.createdAt && x.provenance == y.provenance && x.pinned == y.pinned
+            && x.orphanedAt == y.orphanedAt
     }
 
     /// The asset as hosts and effects see it.
