@@ -173,7 +173,7 @@ public struct Executor {
         if state == .failed, let r, wf.runs[r].mode == .interactive, wf.runs[r].error?.code == "inputAssetGone" { return }
         let gate = try self.gate(wf, n, taints: taints)
         if let r, wf.runs[r].startedAt != nil, wf.runs[r].status == .succeeded || wf.runs[r].status == .failed {
-            try reconcileRan(&wf, n, lastRun: wf.runs[r], gate: gate)
+            try reconcileRan(&wf, n, lastRun: r, gate: gate)
         } else {
             try reconcileFresh(&wf, n, gate: gate)
         }
@@ -222,20 +222,21 @@ public struct Executor {
     /// unavailable (a producer running again, the network down, a tool gone), the result stands
     /// unless one of the inputs it has now differs: a result made from a replaced input is never
     /// passed on as current.
-    private func reconcileRan(_ wf: inout Workflow, _ n: Int, lastRun: Run, gate: Gate) throws(EngineError) {
-        let resultState: NodeState = lastRun.status == .succeeded ? .succeeded : .failed
+    private func reconcileRan(_ wf: inout Workflow, _ n: Int, lastRun r: Int, gate: Gate) throws(EngineError) {
+        // The last run read in place (it is passed by position, not copied).
+        let resultState: NodeState = wf.runs[r].status == .succeeded ? .succeeded : .failed
         let inputs = gate.knownInputs
-        if gate.inputs != nil, inputs == lastRun.inputs {
+        if gate.inputs != nil, inputs == wf.runs[r].inputs {
             if wf.nodes[n].state != resultState { try setState(&wf, n, resultState) }
             return
         }
         // An input there now and different is a change; one missing now (its producer running
         // again, failed, or the network down) is only unavailable, and the result stands.
         guard let changed = graph.nodes[n].inputs.first(where: { port in
-            if let now = inputs[port.name] { now != lastRun.inputs[port.name] } else { false }
+            if let now = inputs[port.name] { now != wf.runs[r].inputs[port.name] } else { false }
         })?.name else { return }
         var message = "Input \(changed) has changed."
-        var details: JSONObject = ["port": .string(changed), "previous": JSON(lastRun.inputs[changed]),
+        var details: JSONObject = ["port": .string(changed), "previous": JSON(wf.runs[r].inputs[changed]),
                                    "current": JSON(inputs[changed])]
         if wf.nodes[n].inputSelections[changed] == nil, let producer = graph.producers[n][changed] {
             let pid = graph.nodes[producer.node].id
