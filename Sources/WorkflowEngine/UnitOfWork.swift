@@ -169,6 +169,11 @@ final class UnitOfWork {
     /// The workflow as this call sees it, loading it from the store on first use.
     func workflow(_ id: String) throws(EngineError) -> Workflow? {
         if let s = staged[id] { return s.working }  // nil once deleted
+        return try committedWorkflow(id)
+    }
+
+    /// The committed version of a workflow this call has not touched, loading it on first use.
+    private func committedWorkflow(_ id: String) throws(EngineError) -> Workflow? {
         if let w = state.workflows[id] {
             state.noteRead(id)
             return w
@@ -316,12 +321,34 @@ final class UnitOfWork {
             guard let w = s.working else { return nil }  // deleted
             return (w, s)
         }
-        guard let w = try workflow(id) else { return nil }
+        guard let w = try committedWorkflow(id) else { return nil }
         let s = StagedWorkflow(id: id, original: w, counts: committedQueueCounts(id))
         s.working = w
         staged[id] = s
         touched.append(s)
         return (w, s)
+    }
+
+    /// The workflow as this call sees it and, if the call touched it already, its staging: one
+    /// lookup of the staging for a caller that may write it (``putWorkflow(_:staged:original:)``).
+    func workflowAndStaging(_ id: String) throws(EngineError) -> (workflow: Workflow, staged: StagedWorkflow?)? {
+        if let s = staged[id] {
+            guard let w = s.working else { return nil }  // deleted
+            return (w, s)
+        }
+        guard let w = try committedWorkflow(id) else { return nil }
+        return (w, nil)
+    }
+
+    /// Stages a changed workflow: into `staged` when the call touched it already, else into a
+    /// staging made now from `original`, the committed version the caller read (so it is not
+    /// looked up again).
+    func putWorkflow(_ w: Workflow, staged: StagedWorkflow?, original: Workflow) {
+        if let staged { return putWorkflow(w, staged: staged) }
+        let s = StagedWorkflow(id: w.workflowId, original: original, counts: committedQueueCounts(w.workflowId))
+        self.staged[s.id] = s
+        touched.append(s)
+        putWorkflow(w, staged: s)
     }
 
     /// Stages a new or changed workflow.

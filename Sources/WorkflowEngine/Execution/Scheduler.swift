@@ -144,8 +144,9 @@ final class Scheduler {
             func turn(_ id: String) throws(EngineError) -> Bool {
                 guard id != active else { return true }
                 guard running < cap else { return false }
-                guard counts(uow, id, c).queued > 0 else { return true }
-                if try startNext(uow, id, c) {
+                let now = counts(uow, id, c)
+                guard now.queued > 0 else { return true }
+                if try startNext(uow, id, c, counts: now) {
                     progressed = true
                     running = self.running(uow, c)
                 }
@@ -174,9 +175,12 @@ final class Scheduler {
 
     /// Starts workflow `id`'s first queued run of class `c` in graph order, if its own cap
     /// allows. Returns whether a run left the queue.
-    private func startNext(_ uow: UnitOfWork, _ id: String, _ c: ResourceClass) throws(EngineError) -> Bool {
-        let now = counts(uow, id, c)  // as staged with the workflow this call sees
-        guard now.queued > 0, var wf = try uow.workflow(id) else { return false }
+    /// `counts`: the workflow's in this queue as the call sees them, when the caller has them.
+    private func startNext(_ uow: UnitOfWork, _ id: String, _ c: ResourceClass,
+                           counts given: (queued: Int, running: Int)? = nil) throws(EngineError) -> Bool {
+        let now = given ?? counts(uow, id, c)  // as staged with the workflow this call sees
+        guard now.queued > 0, let (committedOrStaged, staged) = try uow.workflowAndStaging(id) else { return false }
+        var wf = committedOrStaged
         let executor = try uow.executor(for: wf)
         let options = executor.graph.template.options
         let workflowCap = (c == .remote ? options.remoteConcurrency : options.localConcurrency) ?? Int.max
@@ -198,7 +202,7 @@ final class Scheduler {
         if wf.runs[pick].status == .failed {
             try executor.reconcile(&wf)  // it never started (inputAssetGone): its consumers notice
         }
-        uow.putWorkflow(wf)
+        uow.putWorkflow(wf, staged: staged, original: committedOrStaged)
         served[c, default: []].append(id)
         return true
     }
