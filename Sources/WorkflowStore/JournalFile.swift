@@ -260,20 +260,28 @@ package final class JournalFile {
         return a ^ (b &* 0x1000_0000_01B3)
     }
 
+    /// The file's bytes, read into an array made to the file's size and not zeroed first (the
+    /// replay after a kill reads megabytes), and not copied again: a file cut short while being
+    /// read gives what was read.
     private static func readAll(_ f: Int32, _ path: String) throws -> [UInt8] {
         var st = stat()
         guard fstat(f, &st) == 0 else { throw failure("cannot stat", path) }
-        var bytes = [UInt8](repeating: 0, count: Int(st.st_size))
-        var at = 0
-        while at < bytes.count {
-            let n = bytes.withUnsafeMutableBytes { pread(f, $0.baseAddress! + at, $0.count - at, off_t(at)) }
-            guard n > 0 else {
-                if n < 0 { throw failure("cannot read", path) }
-                break
+        let size = Int(st.st_size)
+        var failed = false
+        let bytes = [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
+            var at = 0
+            while at < size {
+                let n = pread(f, buffer.baseAddress! + at, size - at, off_t(at))
+                guard n > 0 else {
+                    failed = n < 0
+                    break
+                }
+                at += n
             }
-            at += n
+            count = at
         }
-        return Array(bytes[0..<at])
+        if failed { throw failure("cannot read", path) }
+        return bytes
     }
 
     private static func write(_ f: Int32, _ bytes: [UInt8], at offset: Int, _ path: String) throws {

@@ -12,7 +12,7 @@ import Foundation
 /// journal's file), or for the engine to be quiet for ``idleFold`` with something waiting: a fold
 /// per call would write each row as often as the calls change it. Whatever arrives during a fold
 /// waits for the next one, so a fold takes the entries of many calls, and a row they all changed
-/// is written once: with the default limits, some 1,700 batched completions, over which a node
+/// is written once: with the default limits, some 850 batched completions, over which a node
 /// is queued, started and finished, its run inserted, started and finished, and its workflow's
 /// row rewritten a few times. It waits for that many only once the engine's thread has not
 /// needed the tables for as many rows (``foldRowsAfterTablesNeeded``). The journal's file is

@@ -131,18 +131,20 @@ public final class SQLiteStore: EngineStore {
     public static let defaultBackgroundJournalLimit = 2_048
 
     /// The default ``journalRowLimit`` when a thread of its own folds: the folder starts at half
-    /// of it, about 1,700 batched completions (a batch of 64 is about 600 rows), enough for most
-    /// of a completion's rewrites to fall in one fold (docs/BENCHMARKS.md); the other half is room
-    /// for what comes while it folds.
-    public static let defaultBackgroundJournalRowLimit = 32_768
+    /// of it, about 850 batched completions (a batch of 64 is about 600 rows), enough for most of
+    /// a completion's rewrites to fall in one fold (docs/BENCHMARKS.md); the other half is room
+    /// for what comes while it folds. Twice as many rows would collapse a tenth more, but the
+    /// open after a kill with a full journal, which replays it all, would take 28 ms for 100
+    /// workflows, past the rehydration goal of 20 ms (18 ms at this limit).
+    public static let defaultBackgroundJournalRowLimit = 16_384
 
-    /// The default ``journalByteLimit``: 32 MiB (rows of 170 to 320 bytes reach the rows limit
-    /// first, at 5 to 10 MiB).
-    public static let defaultJournalByteLimit = 32 << 20
+    /// The default ``journalByteLimit``: 16 MiB (rows of 170 to 320 bytes reach the rows limit
+    /// first, at 3 to 5 MiB).
+    public static let defaultJournalByteLimit = 16 << 20
 
     /// The most rows the engine's thread folds so that the journal's file, past its bound, is
     /// emptied by its next append (``JournalFolder``): about one fold of a few milliseconds, once
-    /// per 16 MiB of entries.
+    /// per 8 MiB of entries.
     static let catchUpRows = 2_048
 
     /// The most rows a commit may write to go to the journal when the engine's thread folds. A
@@ -160,8 +162,9 @@ public final class SQLiteStore: EngineStore {
     public static let walCheckpointPages = 10_000
 
     /// The page cache of a file store's connection, in KiB (SQLite's default is 2,000): the pages
-    /// a fold dirties (about 1,700 in `wf-bench throughput`'s folds of 16,384 rows) stay in it
-    /// until the fold commits. With SQLite's default those folds spilled some 40,000 pages to the
+    /// a fold dirties (about 1,700 in `wf-bench throughput`'s folds of 16,384 rows, as measured;
+    /// fewer in today's folds of 8,192) stay in it until the fold commits. With SQLite's default
+    /// those folds spilled some 40,000 pages to the
     /// log before their commits and read them back, and took a third more CPU time
     /// (docs/BENCHMARKS.md). The cache grows to this size only as the store's pages are read (the
     /// `memory` benchmark's heap grows by 6.6 MB more).
