@@ -134,8 +134,8 @@ public final class SQLiteStore: EngineStore {
     /// of it, about 850 batched completions (a batch of 64 is about 600 rows), enough for most of
     /// a completion's rewrites to fall in one fold (docs/BENCHMARKS.md); the other half is room
     /// for what comes while it folds. Twice as many rows would collapse a tenth more, but the
-    /// open after a kill with a full journal, which replays it all, would take 28 ms for 100
-    /// workflows, past the rehydration goal of 20 ms (18 ms at this limit).
+    /// open after a kill with a full journal, which replays it all, would take 28–31 ms for 100
+    /// workflows (18–26 ms at this limit, 11 ms with no journal; the rehydration goal is 20 ms).
     public static let defaultBackgroundJournalRowLimit = 16_384
 
     /// The default ``journalByteLimit``: 16 MiB (rows of 170 to 320 bytes reach the rows limit
