@@ -33,55 +33,184 @@ public struct StoredTool: Sendable, Equatable {
 
 /// What the engine keeps about every workflow without loading it: enough for the list, the
 /// timers and the scheduler.
+///
+/// Its fields live in one shared object, copied on the first write to a copy (as ``Asset``'s and
+/// `Workflow`'s): a call copies a summary a score of times between making it and keeping it
+/// (staged, compared with the committed one, handed to the store, kept), and each copy of the
+/// plain struct retained its four strings.
 public struct WorkflowSummary: Sendable, Equatable {
-    public var workflowId: String
-    public var seq: Int64
-    public var templateId: String
-    public var title: String
-    public var status: WorkflowStatus
-    public var archived: Bool
-    public var createdAt: Timestamp
-    public var updatedAt: Timestamp
-    public var stepsDone: Int
-    public var stepsTotal: Int
-    public var awaitCount: Int
-    public var hasBlockingAwait: Bool
-    /// The lower-cased title, for search (node titles and ids are the template's).
-    public var searchText: String
-    /// The earliest timer of the workflow (a poll, a retry, an await expiry, …).
-    public var nextDeadline: Timestamp?
-    /// Runs waiting for a slot, by queue.
-    public var queuedRemote: Int
-    public var queuedLocal: Int
-    /// Runs holding a slot, by queue.
-    public var runningRemote: Int
-    public var runningLocal: Int
-    /// Awaits in the Action Center: open, or done and not yet cleared.
-    public var inboxCount: Int
+    @usableFromInline
+    final class Storage: @unchecked Sendable {  // written only while uniquely referenced
+        @usableFromInline @exclusivity(unchecked) var workflowId: String
+        @usableFromInline @exclusivity(unchecked) var seq: Int64
+        @usableFromInline @exclusivity(unchecked) var templateId: String
+        @usableFromInline @exclusivity(unchecked) var title: String
+        @usableFromInline @exclusivity(unchecked) var status: WorkflowStatus
+        @usableFromInline @exclusivity(unchecked) var archived: Bool
+        @usableFromInline @exclusivity(unchecked) var createdAt: Timestamp
+        @usableFromInline @exclusivity(unchecked) var updatedAt: Timestamp
+        @usableFromInline @exclusivity(unchecked) var stepsDone: Int
+        @usableFromInline @exclusivity(unchecked) var stepsTotal: Int
+        @usableFromInline @exclusivity(unchecked) var awaitCount: Int
+        @usableFromInline @exclusivity(unchecked) var hasBlockingAwait: Bool
+        @usableFromInline @exclusivity(unchecked) var searchText: String
+        @usableFromInline @exclusivity(unchecked) var nextDeadline: Timestamp?
+        @usableFromInline @exclusivity(unchecked) var queuedRemote: Int
+        @usableFromInline @exclusivity(unchecked) var queuedLocal: Int
+        @usableFromInline @exclusivity(unchecked) var runningRemote: Int
+        @usableFromInline @exclusivity(unchecked) var runningLocal: Int
+        @usableFromInline @exclusivity(unchecked) var inboxCount: Int
 
-    public init(workflowId: String, seq: Int64, templateId: String, title: String, status: WorkflowStatus,
-                archived: Bool, createdAt: Timestamp, updatedAt: Timestamp, stepsDone: Int, stepsTotal: Int,
-                awaitCount: Int, hasBlockingAwait: Bool, searchText: String, nextDeadline: Timestamp?,
-                queuedRemote: Int, queuedLocal: Int, runningRemote: Int, runningLocal: Int, inboxCount: Int) {
-        self.workflowId = workflowId
-        self.seq = seq
-        self.templateId = templateId
-        self.title = title
-        self.status = status
-        self.archived = archived
-        self.createdAt = createdAt
-        self.updatedAt = updatedAt
-        self.stepsDone = stepsDone
-        self.stepsTotal = stepsTotal
-        self.awaitCount = awaitCount
-        self.hasBlockingAwait = hasBlockingAwait
-        self.searchText = searchText
-        self.nextDeadline = nextDeadline
-        self.queuedRemote = queuedRemote
-        self.queuedLocal = queuedLocal
-        self.runningRemote = runningRemote
-        self.runningLocal = runningLocal
-        self.inboxCount = inboxCount
+        @inlinable init(workflowId: String, seq: Int64, templateId: String, title: String, status: WorkflowStatus, archived: Bool, createdAt: Timestamp, updatedAt: Timestamp, stepsDone: Int, stepsTotal: Int, awaitCount: Int, hasBlockingAwait: Bool, searchText: String, nextDeadline: Timestamp?, queuedRemote: Int, queuedLocal: Int, runningRemote: Int, runningLocal: Int, inboxCount: Int) {
+            self.workflowId = workflowId
+            self.seq = seq
+            self.templateId = templateId
+            self.title = title
+            self.status = status
+            self.archived = archived
+            self.createdAt = createdAt
+            self.updatedAt = updatedAt
+            self.stepsDone = stepsDone
+            self.stepsTotal = stepsTotal
+            self.awaitCount = awaitCount
+            self.hasBlockingAwait = hasBlockingAwait
+            self.searchText = searchText
+            self.nextDeadline = nextDeadline
+            self.queuedRemote = queuedRemote
+            self.queuedLocal = queuedLocal
+            self.runningRemote = runningRemote
+            self.runningLocal = runningLocal
+            self.inboxCount = inboxCount
+        }
+
+        @inlinable func copy() -> Storage {
+            Storage(workflowId: workflowId, seq: seq, templateId: templateId, title: title, status: status, archived: archived, createdAt: createdAt, updatedAt: updatedAt, stepsDone: stepsDone, stepsTotal: stepsTotal, awaitCount: awaitCount, hasBlockingAwait: hasBlockingAwait, searchText: searchText, nextDeadline: nextDeadline, queuedRemote: queuedRemote, queuedLocal: queuedLocal, runningRemote: runningRemote, runningLocal: runningLocal, inboxCount: inboxCount)
+        }
+    }
+
+    @usableFromInline var storage: Storage
+
+    /// Makes ``storage`` this value's own before a write.
+    @inlinable mutating func unique() {
+        if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
+    }
+
+    @inlinable public var workflowId: String {
+        _read { yield storage.workflowId }
+        _modify { unique(); yield &storage.workflowId }
+    }
+
+    @inlinable public var seq: Int64 {
+        _read { yield storage.seq }
+        _modify { unique(); yield &storage.seq }
+    }
+
+    @inlinable public var templateId: String {
+        _read { yield storage.templateId }
+        _modify { unique(); yield &storage.templateId }
+    }
+
+    @inlinable public var title: String {
+        _read { yield storage.title }
+        _modify { unique(); yield &storage.title }
+    }
+
+    @inlinable public var status: WorkflowStatus {
+        _read { yield storage.status }
+        _modify { unique(); yield &storage.status }
+    }
+
+    @inlinable public var archived: Bool {
+        _read { yield storage.archived }
+        _modify { unique(); yield &storage.archived }
+    }
+
+    @inlinable public var createdAt: Timestamp {
+        _read { yield storage.createdAt }
+        _modify { unique(); yield &storage.createdAt }
+    }
+
+    @inlinable public var updatedAt: Timestamp {
+        _read { yield storage.updatedAt }
+        _modify { unique(); yield &storage.updatedAt }
+    }
+
+    @inlinable public var stepsDone: Int {
+        _read { yield storage.stepsDone }
+        _modify { unique(); yield &storage.stepsDone }
+    }
+
+    @inlinable public var stepsTotal: Int {
+        _read { yield storage.stepsTotal }
+        _modify { unique(); yield &storage.stepsTotal }
+    }
+
+    @inlinable public var awaitCount: Int {
+        _read { yield storage.awaitCount }
+        _modify { unique(); yield &storage.awaitCount }
+    }
+
+    @inlinable public var hasBlockingAwait: Bool {
+        _read { yield storage.hasBlockingAwait }
+        _modify { unique(); yield &storage.hasBlockingAwait }
+    }
+
+    /// The lower-cased title, for search (node titles and ids are the template's).
+    @inlinable public var searchText: String {
+        _read { yield storage.searchText }
+        _modify { unique(); yield &storage.searchText }
+    }
+
+    /// The earliest timer of the workflow (a poll, a retry, an await expiry, …).
+    @inlinable public var nextDeadline: Timestamp? {
+        _read { yield storage.nextDeadline }
+        _modify { unique(); yield &storage.nextDeadline }
+    }
+
+    /// Runs waiting for a slot, by queue.
+    @inlinable public var queuedRemote: Int {
+        _read { yield storage.queuedRemote }
+        _modify { unique(); yield &storage.queuedRemote }
+    }
+
+    @inlinable public var queuedLocal: Int {
+        _read { yield storage.queuedLocal }
+        _modify { unique(); yield &storage.queuedLocal }
+    }
+
+    /// Runs holding a slot, by queue.
+    @inlinable public var runningRemote: Int {
+        _read { yield storage.runningRemote }
+        _modify { unique(); yield &storage.runningRemote }
+    }
+
+    @inlinable public var runningLocal: Int {
+        _read { yield storage.runningLocal }
+        _modify { unique(); yield &storage.runningLocal }
+    }
+
+    /// Awaits in the Action Center: open, or done and not yet cleared.
+    @inlinable public var inboxCount: Int {
+        _read { yield storage.inboxCount }
+        _modify { unique(); yield &storage.inboxCount }
+    }
+
+    public init(workflowId: String, seq: Int64, templateId: String, title: String, status: WorkflowStatus, archived: Bool, createdAt: Timestamp, updatedAt: Timestamp, stepsDone: Int, stepsTotal: Int, awaitCount: Int, hasBlockingAwait: Bool, searchText: String, nextDeadline: Timestamp?, queuedRemote: Int, queuedLocal: Int, runningRemote: Int, runningLocal: Int, inboxCount: Int) {
+        storage = Storage(workflowId: workflowId, seq: seq, templateId: templateId, title: title, status: status, archived: archived, createdAt: createdAt, updatedAt: updatedAt, stepsDone: stepsDone, stepsTotal: stepsTotal, awaitCount: awaitCount, hasBlockingAwait: hasBlockingAwait, searchText: searchText, nextDeadline: nextDeadline, queuedRemote: queuedRemote, queuedLocal: queuedLocal, runningRemote: runningRemote, runningLocal: runningLocal, inboxCount: inboxCount)
+    }
+
+    public static func == (a: WorkflowSummary, b: WorkflowSummary) -> Bool {
+        if a.storage === b.storage { return true }
+        let (x, y) = (a.storage, b.storage)
+        // The fields a call changes most (its counts, times, status) first: two summaries of one
+        // workflow usually differ there.
+        return x.updatedAt == y.updatedAt && x.stepsDone == y.stepsDone && x.queuedLocal == y.queuedLocal
+            && x.runningLocal == y.runningLocal && x.queuedRemote == y.queuedRemote && x.runningRemote == y.runningRemote
+            && x.nextDeadline == y.nextDeadline && x.status == y.status && x.awaitCount == y.awaitCount
+            && x.hasBlockingAwait == y.hasBlockingAwait && x.inboxCount == y.inboxCount && x.archived == y.archived
+            && x.stepsTotal == y.stepsTotal && x.seq == y.seq && x.createdAt == y.createdAt
+            && x.workflowId == y.workflowId && x.templateId == y.templateId && x.title == y.title
+            && x.searchText == y.searchText
     }
 }
 
