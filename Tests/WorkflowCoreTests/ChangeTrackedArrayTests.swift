@@ -23,6 +23,19 @@ final class ChangeTrackedArrayTests: XCTestCase {
         XCTAssertNotEqual(call, committed)
     }
 
+    func testARecordReadInPlaceIsTheOneAtItsPositionInThatCopy() {
+        var committed = ChangeTrackedArray([Record(name: "a", count: 0), Record(name: "b", count: 5)])
+        committed.markClean()
+        var call = committed
+        call[1].count = 6
+        XCTAssertEqual(committed.withRecord(at: 1) { $0.pointee.count }, 5, "the committed copy's record, not the call's")
+        XCTAssertEqual(call.withRecord(at: 1) { $0.pointee.count }, 6)
+        for i in call.indices {
+            XCTAssertEqual(call.withRecord(at: i) { $0.pointee }, call[i])
+        }
+        XCTAssertEqual(call.touched, [1], "reading is not a write")
+    }
+
     func testWritingAnEqualValueIsNotAChange() {
         var committed = ChangeTrackedArray([Record(name: "a", count: 1)])
         committed.markClean()

@@ -375,12 +375,13 @@ public struct Executor {
         case .local:
             wf.runs[r].status = .running
             try setState(&wf, n, .runningLocal)
-            ctx.emit(EffectType.localRun, body, answerKey: AnswerKey.local(wf.runs[r].runId))
+            // `consume`: the context puts the id and type in place, with no copy of the body.
+            ctx.emit(EffectType.localRun, consume body, answerKey: AnswerKey.local(wf.runs[r].runId))
         case .remote:
             wf.runs[r].status = .submitting
             wf.runs[r].submitAttempts += 1
             body.append(uniqueKey: "idempotencyKey", .string(wf.runs[r].idempotencyKey))
-            ctx.emit(EffectType.remoteSubmit, body, answerKey: AnswerKey.submit(wf.runs[r].runId))
+            ctx.emit(EffectType.remoteSubmit, consume body, answerKey: AnswerKey.submit(wf.runs[r].runId))
         case .interactive:
             break
         }

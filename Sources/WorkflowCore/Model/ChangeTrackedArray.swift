@@ -80,6 +80,16 @@ public struct ChangeTrackedArray<Element: ChangeTrackedRecord>: Sendable, Equata
         }
     }
 
+    /// Calls `body` with the record at `position` where it is: passing `self[position]` to a
+    /// function copies the record (every string, array and dictionary in it retained, then
+    /// released), since a box is a class whose record could change during the call; reading
+    /// through the pointer copies only the fields read. The pointer is valid only inside `body`,
+    /// which must not write to this array.
+    @inlinable public func withRecord<R>(at position: Int, _ body: (UnsafePointer<Element>) throws -> R) rethrows -> R {
+        let box = boxes[position]
+        return try withUnsafeMutablePointer(to: &box.value) { try body($0) }
+    }
+
     @inlinable public mutating func append(_ element: Element) {
         touch(boxes.count)
         boxes.append(Box(element))

@@ -83,6 +83,9 @@ struct Outbox {
     /// and, when `holdingRemote`, those that need the network (``Effect/needsNetwork``).
     func pending(limit: Int, excluded: Set<Int64>, holdingRemote: Bool = false) -> [Effect] {
         var out: [Effect] = []
+        // Room made once (up to 1,024, beyond which growing costs little): grown from empty, each
+        // growth copied every effect so far.
+        out.reserveCapacity(Swift.max(0, Swift.min(limit, pendingOrder.count - pendingHead, 1024)))
         var i = pendingHead
         while i < pendingOrder.count, out.count < limit {
             let seq = pendingOrder[i]
