@@ -359,8 +359,13 @@ final class UnitOfWork {
         let id = s.id
         s.working = w
         // Runs written during the call are the touched ones (a loaded workflow starts clean).
-        for i in w.runs.wholesale ? Array(w.runs.indices) : w.runs.touched where i < w.runs.count {
+        func noteJob(_ i: Int) {
             if let jobId = w.runs[i].jobId { stagedJobs[jobId] = (w.runs[i].runId, id) }
+        }
+        if w.runs.wholesale {
+            for i in w.runs.indices { noteJob(i) }
+        } else {
+            for i in w.runs.touched where i < w.runs.count { noteJob(i) }
         }
         let counts = QueueCounts(w)
         let before = s.counts

@@ -92,12 +92,24 @@ final class ChangeTrackedArrayTests: XCTestCase {
         }
         call.append(7)
         call[130] = 8
-        XCTAssertEqual(call.touched, [129, 64, 130])
+        XCTAssertEqual(call.touched, [64, 129, 130])
+        XCTAssertEqual(Array(call.touched), [64, 129, 130], "each once, ascending")
         XCTAssertEqual(call.changedPositions(since: committed), [64, 129, 130])
         call.markClean()
         XCTAssertEqual(call.touched, [])
+        XCTAssertTrue(call.touched.isEmpty)
         call[129] = 0
         XCTAssertEqual(call.touched, [129], "marked clean: positions are recorded afresh")
+    }
+
+    func testTouchedPositionsAreReadAscendingAcrossEveryWordBoundary() {
+        var committed = ChangeTrackedArray(Array(repeating: 0, count: 1_001))
+        committed.markClean()
+        var call = committed
+        let written = [1_000, 128, 0, 191, 63, 127, 64, 500]
+        for p in written { call[p] = 1 }
+        XCTAssertEqual(Array(call.touched), written.sorted())
+        XCTAssertEqual(call.changedPositions(since: committed), written.sorted())
     }
 
     /// Two copies of a large array (the touched positions past 63 kept apart from the first 64)

@@ -141,7 +141,7 @@ extension Executor {
     /// ``gate(_:_:taints:ignoreNetwork:)`` with the workflow's taints known.
     func gate(_ wf: Workflow, _ n: Int, taints: TaintMap, ignoreNetwork: Bool = false) throws(EngineError) -> Gate {
         let t = graph.info[n]
-        var inputs: [String: String] = [:]
+        var inputs = [String: String](minimumCapacity: t.inputs.count)
         var waiting: [(port: String, phrase: String)] = []
         // Ports that hold the node with no asset, in port order (`notReady`'s `details.missing`):
         // those waited for, and required ones an upstream failure, cancel or skip leaves empty

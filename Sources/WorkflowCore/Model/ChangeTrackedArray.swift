@@ -39,13 +39,13 @@ public struct ChangeTrackedArray<Element: ChangeTrackedRecord>: Sendable, Equata
     }
 
     @usableFromInline var boxes: [Box]
-    /// Positions written or appended since ``markClean()``, each once, in the order first written.
-    /// (Each once: a call that writes one record thousands of times, a clock advanced over weeks
-    /// of polls, must not make every later look at the touched positions longer.)
-    public var touched: [Int] { _touched }
-    @usableFromInline var _touched: [Int] = []
-    /// One bit per position, set when the position is in `_touched`: positions 0–63 inline (no
-    /// allocation for the usual workflow), the others in `_touchedHigh`.
+    /// Positions written or appended since ``markClean()``, each once, ascending. (Each once: a
+    /// call that writes one record thousands of times, a clock advanced over weeks of polls, must
+    /// not make every later look at the touched positions longer.)
+    public var touched: TouchedPositions { TouchedPositions(low: _touchedLow, high: _touchedHigh) }
+    /// One bit per touched position: positions 0–63 inline (no allocation for the usual
+    /// workflow: a list of the positions cost an array for every record array a call wrote), the
+    /// others in `_touchedHigh` (word `w` holds positions `64 * (w + 1)` and up).
     @usableFromInline var _touchedLow: UInt64 = 0
     @usableFromInline var _touchedHigh: [UInt64] = []
     /// Set by the initialisers, cleared by ``markClean()``: every position counts as touched.
@@ -99,26 +99,20 @@ public struct ChangeTrackedArray<Element: ChangeTrackedRecord>: Sendable, Equata
     @inlinable mutating func touch(_ position: Int) {
         let bit = UInt64(1) << UInt64(position & 63)
         if position < 64 {
-            guard _touchedLow & bit == 0 else { return }
             _touchedLow |= bit
         } else {
             let word = (position >> 6) - 1
             if word >= _touchedHigh.count {
                 _touchedHigh.append(contentsOf: repeatElement(0, count: word - _touchedHigh.count + 1))
             }
-            guard _touchedHigh[word] & bit == 0 else { return }
             _touchedHigh[word] |= bit
         }
-        _touched.append(position)
     }
 
     /// Forgets what was touched: the array now counts as unchanged.
     public mutating func markClean() {
-        if !_touched.isEmpty {
-            _touched = []
-            _touchedLow = 0
-            if !_touchedHigh.isEmpty { _touchedHigh = [] }
-        }
+        _touchedLow = 0
+        if !_touchedHigh.isEmpty { _touchedHigh = [] }
         wholesale = false
     }
 
@@ -131,10 +125,7 @@ public struct ChangeTrackedArray<Element: ChangeTrackedRecord>: Sendable, Equata
             for i in boxes.indices where !old.same(i, as: self) { out.append(i) }
             return out
         }
-        guard !touched.isEmpty else { return [] }
-        for i in _touched.count == 1 ? _touched : _touched.sorted() where i < boxes.count && !old.same(i, as: self) {
-            out.append(i)
-        }
+        for i in touched where i < boxes.count && !old.same(i, as: self) { out.append(i) }
         return out
     }
 
@@ -157,5 +148,64 @@ public struct ChangeTrackedArray<Element: ChangeTrackedRecord>: Sendable, Equata
 
     public static func == (a: ChangeTrackedArray, b: ChangeTrackedArray) -> Bool {
         a.boxes.count == b.boxes.count && a.boxes.indices.allSatisfy { a.same($0, as: b) }
+    }
+}
+
+/// The positions a ``ChangeTrackedArray`` wrote or appended since it was marked clean, ascending,
+/// read from its bits.
+public struct TouchedPositions: Sequence, Equatable, Sendable {
+    @usableFromInline let low: UInt64
+    @usableFromInline let high: [UInt64]
+
+    @inlinable init(low: UInt64, high: [UInt64]) {
+        self.low = low
+        self.high = high
+    }
+
+    public var isEmpty: Bool { low == 0 && high.allSatisfy { $0 == 0 } }
+
+    public static func == (a: TouchedPositions, b: TouchedPositions) -> Bool { a.elementsEqual(b) }
+
+    @inlinable public func makeIterator() -> Iterator { Iterator(word: low, high: high) }
+
+    public struct Iterator: IteratorProtocol {
+        @usableFromInline var word: UInt64
+        /// The word being read: -1 for `low`, else an index of `high`.
+        @usableFromInline var index = -1
+        @usableFromInline let high: [UInt64]
+
+        @inlinable init(word: UInt64, high: [UInt64]) {
+            self.word = word
+            self.high = high
+        }
+
+        @inlinable public mutating func next() -> Int? {
+            while word == 0 {
+                index += 1
+                guard index < high.count else { return nil }
+                word = high[index]
+            }
+            let bit = word.trailingZeroBitCount
+            word &= word &- 1
+            return (index + 1) * 64 + bit
+        }
+    }
+}
+
+extension TouchedPositions: ExpressibleByArrayLiteral {
+    /// Positions as a literal, for comparisons (`array.touched == [1, 64]`).
+    public init(arrayLiteral positions: Int...) {
+        var low: UInt64 = 0
+        var high: [UInt64] = []
+        for p in positions {
+            if p < 64 {
+                low |= UInt64(1) << UInt64(p)
+            } else {
+                let w = (p >> 6) - 1
+                if w >= high.count { high.append(contentsOf: repeatElement(0, count: w - high.count + 1)) }
+                high[w] |= UInt64(1) << UInt64(p & 63)
+            }
+        }
+        self.init(low: low, high: high)
     }
 }
