@@ -76,8 +76,16 @@ final class ByteBuffer: JSONByteSink {
         try body(UnsafeRawBufferPointer(start: base, count: count))
     }
 
-    /// A copy of the bytes written.
-    var bytes: [UInt8] { withBytes { Array($0) } }
+    /// A copy of the bytes written, made with one `memcpy` (`Array` of a raw buffer copies a
+    /// byte at a time: a journal entry of a batch of 64 completions is some 30 KB).
+    var bytes: [UInt8] {
+        [UInt8](unsafeUninitializedCapacity: count) { out, initialized in
+            if let start = out.baseAddress, count > 0 {
+                UnsafeMutableRawPointer(start).copyMemory(from: base, byteCount: count)
+            }
+            initialized = count
+        }
+    }
 
     func removeAll() { count = 0 }
 }

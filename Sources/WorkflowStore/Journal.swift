@@ -274,7 +274,7 @@ extension JournalCoding {
                 w.int(Int64(i))
                 w.string(new.nodes[i].state.rawValue)
                 text.reset()
-                new.nodes.withRecord(at: i) { RecordCoding.writeNode($0.pointee, &text) }
+                new.nodes.withRecord(at: i) { RecordCoding.writeNode($0, &text) }
                 text.withFinished { w.blob($0) }
                 w.bool(i < oldNodeCount && old?.nodes[i].nodeId == new.nodes[i].nodeId)
             }
@@ -288,7 +288,7 @@ extension JournalCoding {
                 w.string(new.runs[i].status.rawValue)
                 w.string(new.runs[i].jobId)
                 text.reset()
-                new.runs.withRecord(at: i) { RecordCoding.writeRun($0.pointee, &text) }
+                new.runs.withRecord(at: i) { RecordCoding.writeRun($0, &text) }
                 text.withFinished { w.blob($0) }
                 w.bool(existed)
                 w.bool(existed && old?.runs[i].status == new.runs[i].status && old?.runs[i].jobId == new.runs[i].jobId)

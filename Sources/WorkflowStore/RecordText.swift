@@ -7,7 +7,7 @@ extension RecordCoding {
     /// one of these. Debug builds check it against the JSON path on every write.
     static func runBytes(_ r: Run) -> [UInt8] {
         var w = RecordText()
-        writeRun(r, &w)
+        withUnsafePointer(to: r) { writeRun($0, &w) }
         let bytes = w.finish()
         assert(bytes == JSONWriter.bytes(encode(r)), "RecordCoding.runBytes differs from the JSON encoding")
         return bytes
@@ -16,50 +16,51 @@ extension RecordCoding {
     /// ``runBytes(_:)`` into `w` (empty, or ``RecordText/reset()``), to be finished by the caller.
     /// The members that never change after the run is made are written once per run: their text
     /// is kept with it (``Run/textCache``) and copied into each later write, until a write of the
-    /// run finished (usually its last) lets it go.
-    static func writeRun(_ r: Run, _ w: inout RecordText) {
-        if let kept = r.textCache.bytes {
+    /// run finished (usually its last) lets it go. The run is read where it is (a copy would
+    /// retain and release its every string and table).
+    static func writeRun(_ r: UnsafePointer<Run>, _ w: inout RecordText) {
+        if let kept = r.pointee.textCache.bytes {
             w.appendOpening(kept)
         } else {
-            w.key("number"); w.int(r.number)
-            w.key("mode"); w.string(r.mode.rawValue)
-            w.key("kind"); w.string(r.kind)
-            w.key("trigger"); w.string(r.trigger.rawValue)
-            w.key("params"); w.object(r.params)
-            w.key("inputs"); w.portMap(r.inputs)
-            w.key("idempotencyKey"); w.string(r.idempotencyKey)
-            w.key("createdAt"); w.int(r.createdAt.milliseconds)
-            if !r.status.isTerminal { r.textCache.bytes = w.writtenBytes }
+            w.key("number"); w.int(r.pointee.number)
+            w.key("mode"); w.string(r.pointee.mode.rawValue)
+            w.key("kind"); w.string(r.pointee.kind)
+            w.key("trigger"); w.string(r.pointee.trigger.rawValue)
+            w.key("params"); w.object(r.pointee.params)
+            w.key("inputs"); w.portMap(r.pointee.inputs)
+            w.key("idempotencyKey"); w.string(r.pointee.idempotencyKey)
+            w.key("createdAt"); w.int(r.pointee.createdAt.milliseconds)
+            if !r.pointee.status.isTerminal { r.pointee.textCache.bytes = w.writtenBytes }
         }
-        if r.status.isTerminal { r.textCache.bytes = nil }
-        w.key("status"); w.string(r.status.rawValue)
-        if let j = r.jobId { w.key("jobId"); w.string(j) }
-        if r.submitAttempts > 0 { w.key("submitAttempts"); w.int(r.submitAttempts) }
-        if r.submitFailures > 0 { w.key("submitFailures"); w.int(r.submitFailures) }
-        if let t = r.nextAttemptAt { w.key("nextAttemptAt"); w.int(t.milliseconds) }
-        if let t = r.nextPollAt { w.key("nextPollAt"); w.int(t.milliseconds) }
-        if r.pollCount > 0 { w.key("pollCount"); w.int(r.pollCount) }
-        if r.pollFailures > 0 { w.key("pollFailures"); w.int(r.pollFailures) }
-        if let p = r.progress { w.key("progress"); w.double(p) }
-        if !r.logTail.isEmpty {
+        if r.pointee.status.isTerminal { r.pointee.textCache.bytes = nil }
+        w.key("status"); w.string(r.pointee.status.rawValue)
+        if let j = r.pointee.jobId { w.key("jobId"); w.string(j) }
+        if r.pointee.submitAttempts > 0 { w.key("submitAttempts"); w.int(r.pointee.submitAttempts) }
+        if r.pointee.submitFailures > 0 { w.key("submitFailures"); w.int(r.pointee.submitFailures) }
+        if let t = r.pointee.nextAttemptAt { w.key("nextAttemptAt"); w.int(t.milliseconds) }
+        if let t = r.pointee.nextPollAt { w.key("nextPollAt"); w.int(t.milliseconds) }
+        if r.pointee.pollCount > 0 { w.key("pollCount"); w.int(r.pointee.pollCount) }
+        if r.pointee.pollFailures > 0 { w.key("pollFailures"); w.int(r.pointee.pollFailures) }
+        if let p = r.pointee.progress { w.key("progress"); w.double(p) }
+        if !r.pointee.logTail.isEmpty {
             w.key("logTail")
             w.byte(0x5B)
-            for (i, line) in r.logTail.enumerated() {
+            for (i, line) in r.pointee.logTail.enumerated() {
                 if i > 0 { w.byte(0x2C) }
                 w.string(line)
             }
             w.byte(0x5D)
         }
-        if !r.outputs.isEmpty { w.key("outputs"); w.portMap(r.outputs) }
-        if !r.pendingDownloads.isEmpty { w.key("pendingDownloads"); w.portMap(r.pendingDownloads) }
-        if r.downloadFailures > 0 { w.key("downloadFailures"); w.int(r.downloadFailures) }
-        if let t = r.nextDownloadAt { w.key("nextDownloadAt"); w.int(t.milliseconds) }
-        if r.cancelFailures > 0 { w.key("cancelFailures"); w.int(r.cancelFailures) }
-        if let t = r.nextCancelAt { w.key("nextCancelAt"); w.int(t.milliseconds) }
-        if r.holdsSlot { w.key("holdsSlot"); w.literal("true") }
-        if let t = r.startedAt { w.key("startedAt"); w.int(t.milliseconds) }
-        if let t = r.finishedAt { w.key("finishedAt"); w.int(t.milliseconds) }
-        if let e = r.error { w.key("error"); w.error(e) }
+        if !r.pointee.outputs.isEmpty { w.key("outputs"); w.portMap(r.pointee.outputs) }
+        if !r.pointee.pendingDownloads.isEmpty { w.key("pendingDownloads"); w.portMap(r.pointee.pendingDownloads) }
+        if r.pointee.downloadFailures > 0 { w.key("downloadFailures"); w.int(r.pointee.downloadFailures) }
+        if let t = r.pointee.nextDownloadAt { w.key("nextDownloadAt"); w.int(t.milliseconds) }
+        if r.pointee.cancelFailures > 0 { w.key("cancelFailures"); w.int(r.pointee.cancelFailures) }
+        if let t = r.pointee.nextCancelAt { w.key("nextCancelAt"); w.int(t.milliseconds) }
+        if r.pointee.holdsSlot { w.key("holdsSlot"); w.literal("true") }
+        if let t = r.pointee.startedAt { w.key("startedAt"); w.int(t.milliseconds) }
+        if let t = r.pointee.finishedAt { w.key("finishedAt"); w.int(t.milliseconds) }
+        if let e = r.pointee.error { w.key("error"); w.error(e) }
     }
 }
 
@@ -69,24 +70,24 @@ extension RecordCoding {
     /// completion writes three or four of these. Debug builds check it against the JSON path.
     static func nodeBytes(_ n: NodeInstance) -> [UInt8] {
         var w = RecordText()
-        writeNode(n, &w)
+        withUnsafePointer(to: n) { writeNode($0, &w) }
         let bytes = w.finish()
         assert(bytes == JSONWriter.bytes(encode(n)), "RecordCoding.nodeBytes differs from the JSON encoding")
         return bytes
     }
 
     /// ``nodeBytes(_:)`` into `w`, to be finished by the caller.
-    static func writeNode(_ n: NodeInstance, _ w: inout RecordText) {
-        w.key("state"); w.string(n.state.rawValue)
-        if let r = n.blockedReason { w.key("blockedReason"); w.blockedReason(r) }
-        if !n.params.isEmpty { w.key("params"); w.object(n.params) }
-        if !n.bindings.isEmpty { w.key("bindings"); w.portMap(n.bindings) }
-        if !n.inputSelections.isEmpty { w.key("inputSelections"); w.portMap(n.inputSelections) }
-        if !n.outputs.isEmpty { w.key("outputs"); w.portMap(n.outputs) }
-        if let r = n.currentRunId { w.key("currentRunId"); w.string(r) }
-        if let e = n.lastError { w.key("lastError"); w.error(e) }
-        w.key("attempts"); w.int(n.attempts)
-        w.key("updatedAt"); w.int(n.updatedAt.milliseconds)
+    static func writeNode(_ n: UnsafePointer<NodeInstance>, _ w: inout RecordText) {
+        w.key("state"); w.string(n.pointee.state.rawValue)
+        if let r = n.pointee.blockedReason { w.key("blockedReason"); w.blockedReason(r) }
+        if !n.pointee.params.isEmpty { w.key("params"); w.object(n.pointee.params) }
+        if !n.pointee.bindings.isEmpty { w.key("bindings"); w.portMap(n.pointee.bindings) }
+        if !n.pointee.inputSelections.isEmpty { w.key("inputSelections"); w.portMap(n.pointee.inputSelections) }
+        if !n.pointee.outputs.isEmpty { w.key("outputs"); w.portMap(n.pointee.outputs) }
+        if let r = n.pointee.currentRunId { w.key("currentRunId"); w.string(r) }
+        if let e = n.pointee.lastError { w.key("lastError"); w.error(e) }
+        w.key("attempts"); w.int(n.pointee.attempts)
+        w.key("updatedAt"); w.int(n.pointee.updatedAt.milliseconds)
     }
 }
 
