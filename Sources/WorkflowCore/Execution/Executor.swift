@@ -322,7 +322,7 @@ public struct Executor {
                       inputs: inputs, idempotencyKey: ShortText.join(wf.workflowId, t.id, runId, separator: 0x2F),
                       createdAt: ctx.now)
         if mode == .interactive { run.startedAt = ctx.now }
-        wf.runs.append(run)
+        wf.runs.append(consume run)
         wf.nodes[n].attempts += 1
         wf.nodes[n].currentRunId = runId
         wf.nodes[n].lastError = nil

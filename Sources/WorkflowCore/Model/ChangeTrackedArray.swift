@@ -35,7 +35,7 @@ public struct ChangeTrackedArray<Element: ChangeTrackedRecord>: Sendable, Equata
         // written only through this array's `_modify` once it is uniquely referenced, so no
         // access can overlap a write (the check cost about 5 % of a node completion).
         @usableFromInline @exclusivity(unchecked) var value: Element
-        @inlinable init(_ value: Element) { self.value = value }
+        @inlinable init(_ value: consuming Element) { self.value = value }
     }
 
     @usableFromInline var boxes: [Box]
@@ -90,7 +90,9 @@ public struct ChangeTrackedArray<Element: ChangeTrackedRecord>: Sendable, Equata
         return try withUnsafeMutablePointer(to: &box.value) { try body($0) }
     }
 
-    @inlinable public mutating func append(_ element: Element) {
+    /// Appends a record (`consuming`: a caller that is done with its record hands it over
+    /// instead of the box copying it).
+    @inlinable public mutating func append(_ element: consuming Element) {
         touch(boxes.count)
         boxes.append(Box(element))
     }
