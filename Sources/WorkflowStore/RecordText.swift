@@ -1,6 +1,26 @@
+import Foundation
 import WorkflowCore
 
 extension RecordCoding {
+    /// Guards every ``Run/textCache``: copies of a run share the cache, and copies may be written
+    /// by two stores on two threads at once (one engine's calls are serialised, so the lock is
+    /// never waited for there; taking it costs a few dozen instructions per run written).
+    static let textCacheLock = NSLock()
+
+    /// The run's kept text, if any.
+    private static func keptText(_ cache: RecordTextCache) -> [UInt8]? {
+        textCacheLock.lock()
+        defer { textCacheLock.unlock() }
+        return cache.bytes
+    }
+
+    /// Keeps `bytes` (nil: lets the kept text go).
+    private static func keep(_ bytes: [UInt8]?, in cache: RecordTextCache) {
+        textCacheLock.lock()
+        defer { textCacheLock.unlock() }
+        cache.bytes = bytes
+    }
+
     /// A run's `data` text, written straight into the bytes the store binds: exactly
     /// `JSONWriter.bytes(RecordCoding.encode(run))` (same members, same order, same escaping and
     /// number forms), without building the intermediate JSON object. Every `job.update` writes
@@ -19,8 +39,11 @@ extension RecordCoding {
     /// run finished (usually its last) lets it go. The run is read where it is (a copy would
     /// retain and release its every string and table).
     static func writeRun(_ r: UnsafePointer<Run>, _ w: inout RecordText) {
-        if let kept = r.pointee.textCache.bytes {
+        let cache = r.pointee.textCache
+        let terminal = r.pointee.status.isTerminal
+        if let kept = keptText(cache) {
             w.appendOpening(kept)
+            if terminal { keep(nil, in: cache) }
         } else {
             w.key("number"); w.int(r.pointee.number)
             w.key("mode"); w.string(r.pointee.mode.rawValue)
@@ -30,9 +53,8 @@ extension RecordCoding {
             w.key("inputs"); w.portMap(r.pointee.inputs)
             w.key("idempotencyKey"); w.string(r.pointee.idempotencyKey)
             w.key("createdAt"); w.int(r.pointee.createdAt.milliseconds)
-            if !r.pointee.status.isTerminal { r.pointee.textCache.bytes = w.writtenBytes }
+            if !terminal { keep(w.writtenBytes, in: cache) }
         }
-        if r.pointee.status.isTerminal { r.pointee.textCache.bytes = nil }
         w.key("status"); w.string(r.pointee.status.rawValue)
         if let j = r.pointee.jobId { w.key("jobId"); w.string(j) }
         if r.pointee.submitAttempts > 0 { w.key("submitAttempts"); w.int(r.pointee.submitAttempts) }

@@ -1,3 +1,4 @@
+import Foundation
 import WorkflowCore
 @testable import WorkflowStore
 import XCTest
@@ -75,6 +76,33 @@ final class RecordTextTests: XCTestCase {
             XCTAssertNil(r.textCache.bytes, "let go once written finished")
             XCTAssertEqual(RecordCoding.runBytes(r), JSONWriter.bytes(RecordCoding.encode(r)), "run \(i), finished again")
         }
+    }
+
+    /// Copies of one run share its kept text, and a run is `Sendable`: stores on several threads
+    /// writing copies of the same runs at once, some of them finished, each get its JSON encoding
+    /// (the instrumented stage runs this under ThreadSanitizer, which flags an unguarded cache).
+    func testCopiesOfARunWrittenOnSeveralThreadsAtOnceEachMatchTheJSONEncoding() {
+        let runs = (0..<64).map { i in
+            Run(runId: "run-\(i)", nodeId: "n", number: 1, mode: .local, kind: "K", trigger: .auto, status: .queued,
+                params: ["i": .int(Int64(i))], inputs: ["a": "as-\(i)"], idempotencyKey: "wf/n/run-\(i)",
+                createdAt: Timestamp(milliseconds: Int64(i)))
+        }
+        let lock = NSLock()
+        nonisolated(unsafe) var mismatches = 0
+        DispatchQueue.concurrentPerform(iterations: 8) { t in
+            for round in 0..<20 {
+                for var r in runs {
+                    if (t + round) % 3 == 0 { r.status = .running }
+                    if (t + round) % 5 == 0 { r.finish(.succeeded, at: Timestamp(milliseconds: 99)) }
+                    if RecordCoding.runBytes(r) != JSONWriter.bytes(RecordCoding.encode(r)) {
+                        lock.lock()
+                        mismatches += 1
+                        lock.unlock()
+                    }
+                }
+            }
+        }
+        XCTAssertEqual(mismatches, 0)
     }
 
     func testNodeBytesMatchTheJSONEncoding() {

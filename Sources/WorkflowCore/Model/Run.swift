@@ -203,8 +203,9 @@ extension Run {
 /// copy of it) so that each later write of the record reuses it: a run is written three times or
 /// more (queued, started, finished; each report of a remote job), its number, kind, params,
 /// inputs, key and creation time the same every time. It is not part of the record's value: any
-/// two caches compare equal. The engine's store fills and reads it on the engine's thread, which
-/// calls are serialised on; nothing else touches it.
+/// two caches compare equal. Copies of one run share it, and a run is `Sendable`: two stores on
+/// two threads may write copies of it at once, so `bytes` is read and written only under the
+/// store's lock for it (`RecordCoding.textCacheLock`, WorkflowStore), never anywhere else.
 package final class RecordTextCache: @unchecked Sendable, Equatable {
     package var bytes: [UInt8]?
 
