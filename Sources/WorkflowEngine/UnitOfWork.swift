@@ -346,7 +346,13 @@ final class UnitOfWork {
     func putWorkflow(_ w: Workflow, staged: StagedWorkflow?, original: Workflow) {
         if let staged { return putWorkflow(w, staged: staged) }
         let s = StagedWorkflow(id: w.workflowId, original: original, counts: committedQueueCounts(w.workflowId))
-        self.staged[s.id] = s
+        if let earlier = self.staged.updateValue(s, forKey: s.id) {
+            // Staged since the caller read it (nothing does so today): keep that staging, so the
+            // workflow is never staged twice, and its committed version and counts stay right.
+            assertionFailure("workflow \(s.id) was staged between its read and its write")
+            self.staged[s.id] = earlier
+            return putWorkflow(w, staged: earlier)
+        }
         touched.append(s)
         putWorkflow(w, staged: s)
     }
