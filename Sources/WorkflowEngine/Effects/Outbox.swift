@@ -83,9 +83,10 @@ struct Outbox {
     /// and, when `holdingRemote`, those that need the network (``Effect/needsNetwork``).
     func pending(limit: Int, excluded: Set<Int64>, holdingRemote: Bool = false) -> [Effect] {
         var out: [Effect] = []
-        // Room made once (up to 1,024, beyond which growing costs little): grown from empty, each
-        // growth copied every effect so far.
-        out.reserveCapacity(Swift.max(0, Swift.min(limit, pendingOrder.count - pendingHead, 1024)))
+        // Room made once for what can come (the pending effects, up to 4,096, beyond which growing
+        // costs little): grown from empty, each growth copied every effect so far. Not the
+        // entries of `pendingOrder`: taken ones stay there until it is compacted.
+        out.reserveCapacity(Swift.max(0, Swift.min(limit, pendingCount, 4096)))
         var i = pendingHead
         while i < pendingOrder.count, out.count < limit {
             let seq = pendingOrder[i]
