@@ -688,8 +688,47 @@ struct ByteWriter {
     }
 }
 
+/// The fields ``ByteWriter`` writes, read the same way by the two readers of its bytes
+/// (``ByteReader`` over an array, `RawReader` in place), each giving only `byte()`.
+protocol JournalFieldReader {
+    mutating func byte() throws -> UInt8
+}
+
+extension JournalFieldReader {
+    @inline(__always)
+    mutating func bool() throws -> Bool {
+        switch try byte() {
+        case 0: return false
+        case 1: return true
+        case let b: throw ByteReader.corrupt("\(b) is not a boolean")
+        }
+    }
+
+    @inline(__always)
+    mutating func varint() throws -> UInt64 {
+        var value: UInt64 = 0
+        var shift: UInt64 = 0
+        while true {
+            let b = try byte()
+            guard shift < 64 else { throw ByteReader.corrupt("a number is too long") }
+            value |= UInt64(b & 0x7f) << shift
+            if b < 0x80 { return value }
+            shift += 7
+        }
+    }
+
+    @inline(__always)
+    mutating func int() throws -> Int64 {
+        let z = try varint()
+        return Int64(bitPattern: (z >> 1) ^ (0 &- (z & 1)))
+    }
+
+    @inline(__always)
+    mutating func optionalInt() throws -> Int64? { try bool() ? try int() : nil }
+}
+
 /// Reads what ``ByteWriter`` wrote; every read is bounds-checked.
-struct ByteReader {
+struct ByteReader: JournalFieldReader {
     private let bytes: [UInt8]
     private var at = 0
 
@@ -713,37 +752,6 @@ struct ByteReader {
         defer { at += 1 }
         return bytes[at]
     }
-
-    @inline(__always)
-    mutating func bool() throws -> Bool {
-        switch try byte() {
-        case 0: return false
-        case 1: return true
-        case let b: throw Self.corrupt("\(b) is not a boolean")
-        }
-    }
-
-    @inline(__always)
-    mutating func varint() throws -> UInt64 {
-        var value: UInt64 = 0
-        var shift: UInt64 = 0
-        while true {
-            let b = try byte()
-            guard shift < 64 else { throw Self.corrupt("a number is too long") }
-            value |= UInt64(b & 0x7f) << shift
-            if b < 0x80 { return value }
-            shift += 7
-        }
-    }
-
-    @inline(__always)
-    mutating func int() throws -> Int64 {
-        let z = try varint()
-        return Int64(bitPattern: (z >> 1) ^ (0 &- (z & 1)))
-    }
-
-    @inline(__always)
-    mutating func optionalInt() throws -> Int64? { try bool() ? try int() : nil }
 
     @inline(__always)
     private mutating func length(_ n: UInt64) throws -> Int {

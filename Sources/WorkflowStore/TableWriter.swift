@@ -385,7 +385,7 @@ extension TableWriter {
 
 /// Reads what ``ByteWriter`` wrote, in place: the fields of a journal entry as the bytes they
 /// are in it (for binding them where they are), every read bounds-checked.
-struct RawReader {
+struct RawReader: JournalFieldReader {
     private let raw: UnsafeRawBufferPointer
     private var at: Int
 
@@ -401,33 +401,6 @@ struct RawReader {
         defer { at += 1 }
         return raw[at]
     }
-
-    mutating func bool() throws -> Bool {
-        switch try byte() {
-        case 0: return false
-        case 1: return true
-        case let b: throw ByteReader.corrupt("\(b) is not a boolean")
-        }
-    }
-
-    mutating func varint() throws -> UInt64 {
-        var value: UInt64 = 0
-        var shift: UInt64 = 0
-        while true {
-            let b = try byte()
-            guard shift < 64 else { throw ByteReader.corrupt("a number is too long") }
-            value |= UInt64(b & 0x7f) << shift
-            if b < 0x80 { return value }
-            shift += 7
-        }
-    }
-
-    mutating func int() throws -> Int64 {
-        let z = try varint()
-        return Int64(bitPattern: (z >> 1) ^ (0 &- (z & 1)))
-    }
-
-    mutating func optionalInt() throws -> Int64? { try bool() ? try int() : nil }
 
     private mutating func take(_ n: UInt64) throws -> UnsafeRawBufferPointer {
         guard n <= UInt64(raw.count - at) else { throw ByteReader.corrupt("a field runs past the end of its entry") }
