@@ -70,11 +70,15 @@ extension Executor {
     /// Whether node `n`'s own state can make it tainted whatever its producers
     /// (``taint(_:_:given:)``). Read in place: no node record is copied.
     func mayOriginateTaint(_ wf: Workflow, _ n: Int) -> Bool {
-        guard wf.nodes[n].state == .blocked, let code = wf.nodes[n].blockedReason?.code else { return false }
-        // Waiting for inputs is the usual reason: asked first.
-        if code == BlockedReason.waitingForInput { return wf.nodes[n].blockedReason?.details["staleUpstream"] != nil }
-        return code == BlockedReason.inputChanged || code == BlockedReason.upstreamFailed
-            || code == BlockedReason.toolNotInstalled
+        // Through a pointer to the record: its blocked reason is not copied (each reconcile asks
+        // this of every node).
+        wf.nodes.withRecord(at: n) { node in
+            guard node.pointee.state == .blocked, let code = node.pointee.blockedReason?.code else { return false }
+            // Waiting for inputs is the usual reason: asked first.
+            if code == BlockedReason.waitingForInput { return node.pointee.blockedReason?.details["staleUpstream"] != nil }
+            return code == BlockedReason.inputChanged || code == BlockedReason.upstreamFailed
+                || code == BlockedReason.toolNotInstalled
+        }
     }
 
     /// Node `n`'s taint, its producers' being known: blocked because an input changed (stale, it
