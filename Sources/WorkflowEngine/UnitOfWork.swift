@@ -135,9 +135,17 @@ final class UnitOfWork {
 
     func tool(_ kind: String) -> ToolSpec? { (tools[kind] ?? state.tools[kind])?.spec }
 
-    /// Whether a tool of `kind` is registered, without copying its spec.
+    /// Whether a tool of `kind` is registered, without copying its spec. A call rarely registers
+    /// tools: the staged ones are looked in only when there are some.
     func hasTool(_ kind: String) -> Bool {
-        tools.index(forKey: kind) != nil || state.tools.index(forKey: kind) != nil
+        (!tools.isEmpty && tools.index(forKey: kind) != nil) || state.tools.index(forKey: kind) != nil
+    }
+
+    /// The defaults of the tool of `kind`, read where the tool is (its spec is not copied).
+    func toolDefaults(_ kind: String) -> JSONObject? {
+        if !tools.isEmpty, let i = tools.index(forKey: kind) { return tools.values[i].spec.defaults }  // staged: rare
+        if let i = state.tools.index(forKey: kind) { return state.tools.values[i].spec.defaults }
+        return nil
     }
 
     /// The class of the tool of `kind`, without copying its spec.

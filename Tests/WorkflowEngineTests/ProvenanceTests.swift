@@ -376,6 +376,21 @@ final class ProvenanceTests: XCTestCase {
         XCTAssertEqual(submit["params"], ["res": "1024×1024", "steps": 25, "cfg": 4.0, "model": "sdxl-turbo"])
     }
 
+    func testDefaultsOfAToolRegisteredEarlierInTheSameBatchReachTheRunsParams() throws {
+        let h = try Harness()
+        let t: JSON = ["schema": "app.workflow/v2", "name": "one step",
+                       "nodes": [["id": "g", "kind": "Later", "params": ["b": 2], "outputs": ["text": "TextRef"]]], "edges": []]
+        let wf = h.create(h.register(template: t))
+        XCTAssertEqual(h.state(wf, "g"), "blocked", "its tool is not installed yet")
+        // The tool is only staged when the node starts: its defaults come from the call's own
+        // registration, under the template's params.
+        h.call("batch", ["calls": [
+            ["op": "tool.register", "args": ["kind": "Later", "outputs": ["text": "TextRef"], "defaults": ["a": 1, "b": 1]]],
+            ["op": "node.run", "args": ["workflowId": .string(wf), "nodeId": "g"]],
+        ]])
+        XCTAssertEqual(h.effects("local.run").first?["params"], ["a": 1, "b": 2])
+    }
+
     func testHistoryListsRunsNewestFirstWithTimesAndAParamsDiff() throws {
         let h = try Harness()
         let wf = ranChain(h)

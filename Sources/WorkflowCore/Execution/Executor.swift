@@ -273,7 +273,7 @@ public struct Executor {
     /// Effective params: tool defaults ⊕ provider defaults ⊕ template params ⊕ the person's changes.
     public func effectiveParams(_ wf: Workflow, _ n: Int) -> JSONObject {
         let kind = graph.info[n].kind
-        var params = ctx.tool(kind)?.defaults ?? [:]
+        var params = ctx.toolDefaults(kind) ?? [:]
         if let provider = ctx.providerDefaults(kind) { params = params.merging(provider) }
         params = params.merging(graph.info[n].params)
         return params.merging(wf.nodes[n].params)

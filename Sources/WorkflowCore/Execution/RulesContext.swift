@@ -23,6 +23,8 @@ public protocol RulesContext: AnyObject {
     func hasTool(_ kind: String) -> Bool
     /// The class of the tool of `kind`, if one is registered (every run created asks this).
     func toolClass(_ kind: String) -> ResourceClass?
+    /// The defaults of the tool of `kind`, if one is registered (every run created asks this).
+    func toolDefaults(_ kind: String) -> JSONObject?
     func providerDefaults(_ kind: String) -> JSONObject?
     func asset(_ id: String) throws(EngineError) -> Asset?
     /// The type of asset `id`, or nil when there is none (gating asks this of every input).
@@ -56,4 +58,5 @@ extension RulesContext {
     public func assetType(_ id: String) throws(EngineError) -> String? { try asset(id)?.type }
     public func hasTool(_ kind: String) -> Bool { tool(kind) != nil }
     public func toolClass(_ kind: String) -> ResourceClass? { tool(kind)?.resourceClass }
+    public func toolDefaults(_ kind: String) -> JSONObject? { tool(kind)?.defaults }
 }
