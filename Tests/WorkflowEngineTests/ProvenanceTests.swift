@@ -382,8 +382,8 @@ final class ProvenanceTests: XCTestCase {
                        "nodes": [["id": "g", "kind": "Later", "params": ["b": 2], "outputs": ["text": "TextRef"]]], "edges": []]
         let wf = h.create(h.register(template: t))
         XCTAssertEqual(h.state(wf, "g"), "blocked", "its tool is not installed yet")
-        // The tool is only staged when the node starts: its defaults come from the call's own
-        // registration, under the template's params.
+        // One batch: the tool's registration is staged, not yet committed, when the node starts;
+        // the run's params take its defaults, under the template's.
         h.call("batch", ["calls": [
             ["op": "tool.register", "args": ["kind": "Later", "outputs": ["text": "TextRef"], "defaults": ["a": 1, "b": 1]]],
             ["op": "node.run", "args": ["workflowId": .string(wf), "nodeId": "g"]],
