@@ -306,10 +306,16 @@ final class UnitOfWork {
     /// The staging of workflow `id`, made on its first touch in this call.
     private func staging(_ id: String) -> StagedWorkflow {
         if let s = staged[id] { return s }
-        let s = StagedWorkflow(id: id, original: state.workflows[id], counts: committedQueueCounts(id))
+        let s = newStaging(id, original: state.workflows[id])
         staged[id] = s
         touched.append(s)
         return s
+    }
+
+    /// A staging of workflow `id`, from its committed version (nil: created by this call).
+    private func newStaging(_ id: String, original: Workflow?) -> StagedWorkflow {
+        StagedWorkflow(id: id, original: original, committedSummary: state.summaries[id],
+                       committedCounts: committedQueueCounts(id))
     }
 
     /// What this call staged of workflow `id`, if it touched it.
@@ -330,7 +336,7 @@ final class UnitOfWork {
             return (w, s)
         }
         guard let w = try committedWorkflow(id) else { return nil }
-        let s = StagedWorkflow(id: id, original: w, counts: committedQueueCounts(id))
+        let s = newStaging(id, original: w)
         s.working = w
         staged[id] = s
         touched.append(s)
@@ -353,7 +359,7 @@ final class UnitOfWork {
     /// looked up again).
     func putWorkflow(_ w: Workflow, staged: StagedWorkflow?, original: Workflow) {
         if let staged { return putWorkflow(w, staged: staged) }
-        let s = StagedWorkflow(id: w.workflowId, original: original, counts: committedQueueCounts(w.workflowId))
+        let s = newStaging(w.workflowId, original: original)
         if let earlier = self.staged.updateValue(s, forKey: s.id) {
             // Staged since the caller read it (nothing does so today): keep that staging, so the
             // workflow is never staged twice, and its committed version and counts stay right.
@@ -619,7 +625,7 @@ final class UnitOfWork {
             } else if let new = s.working {
                 let c = new.changes(since: old)
                 s.changes = c
-                let summaryChanged = s.summary != state.summaries[s.id]
+                let summaryChanged = s.summary != s.committedSummary
                 if !c.isEmpty || summaryChanged {
                     // The workflow's row holds its own fields and its summary: when neither
                     // changed (a progress report), the row already says all of it.
@@ -754,6 +760,12 @@ final class StagedWorkflow {
     let id: String
     /// The committed version (nil: created by this call).
     let original: Workflow?
+    /// Its summary and queue counts as committed, found when the staging is made: read again by
+    /// the summary, the commit and the scheduler's index, and unchanged until the commit (only
+    /// ``UnitOfWork/commit(logger:)`` changes the engine's state, and the scheduler's index
+    /// after it).
+    let committedSummary: WorkflowSummary?
+    let committedCounts: QueueCounts
     /// The call's version; nil once the call deleted it.
     @exclusivity(unchecked) var working: Workflow?
     @exclusivity(unchecked) var deleted = false
@@ -765,9 +777,11 @@ final class StagedWorkflow {
     /// What differs from `original`, worked out by the commit.
     @exclusivity(unchecked) var changes: WorkflowChanges?
 
-    init(id: String, original: Workflow?, counts: QueueCounts) {
+    init(id: String, original: Workflow?, committedSummary: WorkflowSummary?, committedCounts: QueueCounts) {
         self.id = id
         self.original = original
-        self.counts = counts
+        self.committedSummary = committedSummary
+        self.committedCounts = committedCounts
+        counts = committedCounts
     }
 }

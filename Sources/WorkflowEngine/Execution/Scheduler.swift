@@ -64,8 +64,9 @@ final class Scheduler {
     /// queue; it joins that queue's line at once, unless `deferJoins` (the caller then calls
     /// `join`, to order the workflows that started waiting together).
     @discardableResult
-    private func setCommitted(_ id: String, _ new: QueueCounts, deferJoins: Bool = false) -> (remote: Bool, local: Bool) {
-        let old = committedCounts(id)
+    private func setCommitted(_ id: String, _ new: QueueCounts, old given: QueueCounts? = nil,
+                              deferJoins: Bool = false) -> (remote: Bool, local: Bool) {
+        let old = given ?? committedCounts(id)
         guard new != old else { return (false, false) }
         var joins = (remote: false, local: false)
         if new.queuedRemote != old.queuedRemote || new.runningRemote != old.runningRemote {
@@ -221,12 +222,12 @@ final class Scheduler {
         for s in uow.touched {
             let id = s.id
             if s.deleted {
-                setCommitted(id, QueueCounts())
+                setCommitted(id, QueueCounts(), old: s.committedCounts)
                 remote.lastServed[id] = nil
                 local.lastServed[id] = nil
                 continue
             }
-            let joins = setCommitted(id, s.counts, deferJoins: true)
+            let joins = setCommitted(id, s.counts, old: s.committedCounts, deferJoins: true)
             if joins.remote { joiners.remote.append(id) }
             if joins.local { joiners.local.append(id) }
         }

@@ -46,7 +46,7 @@ extension Engine {
         let staged = given ?? uow.stagedEntry(wf.workflowId)
         let executor = try uow.executor(for: wf)
         // Node titles and ids are searched through the template; only the title is the workflow's.
-        let committed = uow.state.summaries[wf.workflowId]
+        let committed = if let staged { staged.committedSummary } else { uow.state.summaries[wf.workflowId] }
         let search = committed?.title == wf.title ? committed!.searchText : wf.title.lowercased()
         // As badges.get counts: the count is of pending awaits (snoozed ones wait quietly); the red
         // dot stays while an open blocking await, pending or snoozed, holds the workflow up.
