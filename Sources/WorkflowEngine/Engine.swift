@@ -135,9 +135,7 @@ public final class Engine: @unchecked Sendable {
     }
 
     func makeUnitOfWork() -> UnitOfWork {
-        let uow = UnitOfWork(state: state, store: store, config: config, settings: settings, now: currentTime())
-        uow.committedQueueCounts = { [scheduler] id in scheduler.committedCounts(id) }
-        return uow
+        UnitOfWork(state: state, store: store, config: config, settings: settings, now: currentTime())
     }
 
     /// Convenience for Swift hosts and tests: throws instead of returning a result.

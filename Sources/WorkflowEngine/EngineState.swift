@@ -47,11 +47,12 @@ final class EngineState {
     @exclusivity(unchecked) var tools: [String: StoredTool] = [:]
     @exclusivity(unchecked) var providerDefaults: [String: JSONObject] = [:]
 
-    // Workflows: summaries of all, full state of those loaded.
-    @exclusivity(unchecked) var summaries: [String: WorkflowSummary] = [:]
-    @exclusivity(unchecked) var workflows: [String: Workflow] = [:]
+    // Workflows: the summary of each, the full state of those loaded, in one entry per workflow.
+    @exclusivity(unchecked) var entries: [String: WorkflowEntry] = [:]
     /// The loaded workflows that are done and quiet (``isQuiet(_:)``), with when each was last
-    /// used: the ones ``dropQuietWorkflows(keeping:)`` may drop from memory.
+    /// used: the ones ``dropQuietWorkflows(keeping:)`` may drop from memory. An entry says
+    /// whether it is here (``WorkflowEntry/isQuietLoaded``), so that a workflow with work going
+    /// on, never here, is not looked up.
     @exclusivity(unchecked) var quietLoaded: [String: UInt64] = [:]
     @exclusivity(unchecked) private var uses: UInt64 = 0
 
@@ -78,6 +79,16 @@ final class EngineState {
 
     func counter(_ name: String) -> Int64 { counters[name] ?? 0 }
 
+    /// Workflow `id`'s committed summary.
+    func summary(_ id: String) -> WorkflowSummary? { entries[id]?.summary }
+
+    /// The loaded workflows, by id: for tests (made on each read).
+    var loadedWorkflows: [String: Workflow] {
+        var loaded: [String: Workflow] = [:]
+        for (id, e) in entries { if let w = e.workflow { loaded[id] = w } }
+        return loaded
+    }
+
     // MARK: Loaded workflows
 
     /// A workflow whose full state need not stay in memory: done, with nothing in the Action
@@ -88,27 +99,24 @@ final class EngineState {
             && s.queuedRemote == 0 && s.queuedLocal == 0 && s.runningRemote == 0 && s.runningLocal == 0
     }
 
-    /// Workflow `id`, loaded, was just loaded or committed with `summary` (its summary in
-    /// memory when nil): a quiet one becomes the most recently used of the quiet ones; one that
-    /// is no longer quiet leaves them.
-    func noteUse(_ id: String, summary: WorkflowSummary? = nil) {
-        noteUse(id, quiet: (summary ?? summaries[id]).map(Self.isQuiet) ?? false)
-    }
-
-    /// ``noteUse(_:summary:)`` with whether its summary is quiet (``isQuiet(_:)``) known.
-    func noteUse(_ id: String, quiet: Bool) {
+    /// The workflow of `entry`, loaded, was just loaded or committed, its summary quiet
+    /// (``isQuiet(_:)``) or not: a quiet one becomes the most recently used of the quiet ones;
+    /// one that is no longer quiet leaves them.
+    func noteUse(_ entry: WorkflowEntry, quiet: Bool) {
         if quiet {
             uses &+= 1
-            quietLoaded[id] = uses
-        } else if !quietLoaded.isEmpty {
-            quietLoaded.removeValue(forKey: id)
+            quietLoaded[entry.id] = uses
+            entry.isQuietLoaded = true
+        } else if entry.isQuietLoaded {
+            quietLoaded.removeValue(forKey: entry.id)
+            entry.isQuietLoaded = false
         }
     }
 
-    /// A read of a loaded workflow: refreshes its place among the quiet ones (one lookup when it
+    /// A read of a loaded workflow: refreshes its place among the quiet ones (no lookup when it
     /// is not one of them, as for every workflow with work going on).
-    func noteRead(_ id: String) {
-        guard let i = quietLoaded.index(forKey: id) else { return }
+    func noteRead(_ entry: WorkflowEntry) {
+        guard entry.isQuietLoaded, let i = quietLoaded.index(forKey: entry.id) else { return }
         uses &+= 1
         quietLoaded.values[i] = uses
     }
@@ -128,10 +136,34 @@ final class EngineState {
         let oldest = quietLoaded.sorted { $0.value < $1.value }.prefix(quietLoaded.count - keep)
         for (id, _) in oldest {
             quietLoaded[id] = nil
+            guard let e = entries[id] else { continue }
+            e.isQuietLoaded = false
             // The assets it refers to leave with it: the store has them too, and the next read
             // of one (this workflow's or another's) loads it again.
-            for assetId in workflows.removeValue(forKey: id)?.referencedAssetIds ?? [] { assets[assetId] = nil }
+            for assetId in e.workflow?.referencedAssetIds ?? [] { assets[assetId] = nil }
+            e.workflow = nil
         }
+    }
+}
+
+/// One workflow the engine knows: its committed summary (every workflow has one), its full
+/// committed state while loaded, and whether it is among the quiet loaded ones that may leave
+/// memory (``EngineState/quietLoaded``). One object per workflow, found with one lookup by its
+/// id and held by a call's staging (``StagedWorkflow/entry``): the call reads its summary and
+/// state, and its commit writes them, with no further lookup (three tables keyed by the id were
+/// each looked up and written again for every workflow a call touched).
+final class WorkflowEntry {
+    let id: String
+    @exclusivity(unchecked) var summary: WorkflowSummary
+    /// The committed workflow, while loaded.
+    @exclusivity(unchecked) var workflow: Workflow?
+    /// Whether it is in ``EngineState/quietLoaded``.
+    @exclusivity(unchecked) var isQuietLoaded = false
+
+    init(_ summary: WorkflowSummary, workflow: Workflow? = nil) {
+        id = summary.workflowId
+        self.summary = summary
+        self.workflow = workflow
     }
 }
 

@@ -69,7 +69,7 @@ extension Engine {
         for tool in snapshot.tools { state.tools[tool.spec.kind] = tool }
         state.providerDefaults = snapshot.providerDefaults
         for s in snapshot.workflows {
-            state.summaries[s.workflowId] = s
+            state.entries[s.workflowId] = WorkflowEntry(s)
             if let d = s.nextDeadline { state.timers.set(s.workflowId, at: d, order: s.seq) }
         }
         for (runId, workflowId, jobId) in snapshot.activeRuns {

@@ -55,8 +55,6 @@ final class UnitOfWork {
     /// queued there before), in the order they did: their place in the line among workflows
     /// served equally long ago (docs/OPS.md section 19, Scheduling).
     @exclusivity(unchecked) private(set) var startedWaiting: (remote: [String: Int], local: [String: Int]) = ([:], [:])
-    /// The committed counts of a workflow, from the scheduler's index.
-    @exclusivity(unchecked) var committedQueueCounts: (String) -> QueueCounts = { _ in QueueCounts() }
 
     init(state: EngineState, store: EngineStore, config: EngineConfig, settings: RuleSettings, now: Timestamp) {
         self.state = state
@@ -182,11 +180,16 @@ final class UnitOfWork {
 
     /// The committed version of a workflow this call has not touched, loading it on first use.
     private func committedWorkflow(_ id: String) throws(EngineError) -> Workflow? {
-        if let w = state.workflows[id] {
-            state.noteRead(id)
-            return w
+        try committedEntry(id)?.workflow
+    }
+
+    /// ``committedWorkflow(_:)`` with the workflow's entry in the engine's state.
+    private func committedEntry(_ id: String) throws(EngineError) -> (entry: WorkflowEntry, workflow: Workflow)? {
+        guard let e = state.entries[id] else { return nil }
+        if let w = e.workflow {
+            state.noteRead(e)
+            return (e, w)
         }
-        guard state.summaries[id] != nil else { return nil }
         let loaded: Workflow?
         do {
             loaded = try store.loadWorkflow(id)
@@ -195,9 +198,9 @@ final class UnitOfWork {
         }
         guard let w = loaded else { return nil }
         try checkLoaded(w)
-        state.workflows[id] = w  // committed state, now cached
-        state.noteUse(id)
-        return w
+        e.workflow = w  // committed state, now cached
+        state.noteUse(e, quiet: EngineState.isQuiet(e.summary))
+        return (e, w)
     }
 
     /// A workflow read from the store must fit its template: one node per template node, in
@@ -306,16 +309,23 @@ final class UnitOfWork {
     /// The staging of workflow `id`, made on its first touch in this call.
     private func staging(_ id: String) -> StagedWorkflow {
         if let s = staged[id] { return s }
-        let s = newStaging(id, original: state.workflows[id])
+        let e = state.entries[id]
+        let s = newStaging(id, original: e?.workflow, entry: e)
         staged[id] = s
         touched.append(s)
         return s
     }
 
-    /// A staging of workflow `id`, from its committed version (nil: created by this call).
-    private func newStaging(_ id: String, original: Workflow?) -> StagedWorkflow {
-        StagedWorkflow(id: id, original: original, committedSummary: state.summaries[id],
-                       committedCounts: committedQueueCounts(id))
+    /// A staging of workflow `id`, from its committed version (nil: created by this call) and its
+    /// entry in the engine's state (nil: none yet).
+    private func newStaging(_ id: String, original: Workflow?, entry: WorkflowEntry?) -> StagedWorkflow {
+        StagedWorkflow(id: id, original: original, entry: entry,
+                       committedCounts: entry.map { QueueCounts($0.summary) } ?? QueueCounts())
+    }
+
+    /// The committed queue counts of workflow `id`: its committed summary's (none without one).
+    func committedCounts(_ id: String) -> QueueCounts {
+        state.entries[id].map { QueueCounts($0.summary) } ?? QueueCounts()
     }
 
     /// What this call staged of workflow `id`, if it touched it.
@@ -335,8 +345,8 @@ final class UnitOfWork {
             guard let w = s.working else { return nil }  // deleted
             return (w, s)
         }
-        guard let w = try committedWorkflow(id) else { return nil }
-        let s = newStaging(id, original: w)
+        guard let (e, w) = try committedEntry(id) else { return nil }
+        let s = newStaging(id, original: w, entry: e)
         s.working = w
         staged[id] = s
         touched.append(s)
@@ -345,21 +355,25 @@ final class UnitOfWork {
 
     /// The workflow as this call sees it and, if the call touched it already, its staging: one
     /// lookup of the staging for a caller that may write it (``putWorkflow(_:staged:original:)``).
-    func workflowAndStaging(_ id: String) throws(EngineError) -> (workflow: Workflow, staged: StagedWorkflow?)? {
+    /// Without a staging, the workflow's entry in the engine's state comes with it, for the
+    /// staging a write makes (``putWorkflow(_:staged:original:entry:)``).
+    func workflowAndStaging(_ id: String) throws(EngineError)
+        -> (workflow: Workflow, staged: StagedWorkflow?, entry: WorkflowEntry?)?
+    {
         if let s = staged[id] {
             guard let w = s.working else { return nil }  // deleted
-            return (w, s)
+            return (w, s, nil)
         }
-        guard let w = try committedWorkflow(id) else { return nil }
-        return (w, nil)
+        guard let (e, w) = try committedEntry(id) else { return nil }
+        return (w, nil, e)
     }
 
     /// Stages a changed workflow: into `staged` when the call touched it already, else into a
-    /// staging made now from `original`, the committed version the caller read (so it is not
-    /// looked up again).
-    func putWorkflow(_ w: Workflow, staged: StagedWorkflow?, original: Workflow) {
+    /// staging made now from `original`, the committed version the caller read, and `entry`,
+    /// its entry in the engine's state (so neither is looked up again).
+    func putWorkflow(_ w: Workflow, staged: StagedWorkflow?, original: Workflow, entry: WorkflowEntry?) {
         if let staged { return putWorkflow(w, staged: staged) }
-        let s = newStaging(w.workflowId, original: original)
+        let s = newStaging(w.workflowId, original: original, entry: entry)
         if let earlier = self.staged.updateValue(s, forKey: s.id) {
             // Staged since the caller read it (nothing does so today): keep that staging, so the
             // workflow is never staged twice, and its committed version and counts stay right.
@@ -435,9 +449,8 @@ final class UnitOfWork {
 
     /// Ids of every workflow, committed or new in this call, minus deleted, in creation order.
     func allWorkflowIds() -> [String] {
-        var seqs: [(Int64, String)] = state.summaries.values.filter { !deleted($0.workflowId) }
-            .map { ($0.seq, $0.workflowId) }
-        for s in touched where state.summaries[s.id] == nil { if let w = s.working { seqs.append((w.seq, s.id)) } }
+        var seqs: [(Int64, String)] = state.entries.values.filter { !deleted($0.id) }.map { ($0.summary.seq, $0.id) }
+        for s in touched where s.entry == nil { if let w = s.working { seqs.append((w.seq, s.id)) } }
         return seqs.sorted { $0.0 < $1.0 }.map(\.1)
     }
 
@@ -689,9 +702,8 @@ final class UnitOfWork {
             let id = s.id
             let original = s.original
             if s.deleted {
-                state.workflows[id] = nil
+                state.entries[id] = nil
                 state.quietLoaded[id] = nil
-                state.summaries[id] = nil
                 for r in original?.runs ?? [] {
                     state.activeRuns[r.runId] = nil
                     if let j = r.jobId { state.jobs[j] = nil }
@@ -717,10 +729,21 @@ final class UnitOfWork {
             for i in c.awaits {
                 state.openAwaits[w.awaits[i].awaitId] = w.awaits[i].isOpen ? id : nil
             }
-            state.workflows[id] = w
+            // Into the workflow's entry, found when the staging was made (entries change only
+            // here); a workflow this call created gets one.
             let summary = s.summary
-            if let summary { state.summaries[id] = summary }
-            if summary != nil { state.noteUse(id, quiet: s.quiet) } else { state.noteUse(id) }
+            if let e = s.entry {
+                e.workflow = w
+                if let summary { e.summary = summary }
+                state.noteUse(e, quiet: summary != nil ? s.quiet : EngineState.isQuiet(e.summary))
+            } else if let summary {
+                let e = WorkflowEntry(summary, workflow: w)
+                state.entries[id] = e
+                state.noteUse(e, quiet: s.quiet)
+            } else {
+                // Settling summarises every workflow a call touched before it commits.
+                assertionFailure("workflow \(id) committed without a summary")
+            }
         }
         for (id, a) in assets { state.assets[id] = a }
         for seq in deletedSeqs { state.outbox.remove(seq) }
@@ -760,6 +783,9 @@ final class StagedWorkflow {
     let id: String
     /// The committed version (nil: created by this call).
     let original: Workflow?
+    /// Its entry in the engine's state (nil: it has none, created by this call), where the
+    /// commit puts the call's version and summary.
+    let entry: WorkflowEntry?
     /// Its summary and queue counts as committed, found when the staging is made: read again by
     /// the summary, the commit and the scheduler's index, and unchanged until the commit (only
     /// ``UnitOfWork/commit(logger:)`` changes the engine's state, and the scheduler's index
@@ -777,10 +803,11 @@ final class StagedWorkflow {
     /// What differs from `original`, worked out by the commit.
     @exclusivity(unchecked) var changes: WorkflowChanges?
 
-    init(id: String, original: Workflow?, committedSummary: WorkflowSummary?, committedCounts: QueueCounts) {
+    init(id: String, original: Workflow?, entry: WorkflowEntry?, committedCounts: QueueCounts) {
         self.id = id
         self.original = original
-        self.committedSummary = committedSummary
+        self.entry = entry
+        committedSummary = entry?.summary
         self.committedCounts = committedCounts
         counts = committedCounts
     }

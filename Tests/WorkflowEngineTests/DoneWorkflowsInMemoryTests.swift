@@ -38,7 +38,7 @@ final class DoneWorkflowsInMemoryTests: XCTestCase {
             var first: [String: JSON] = [:]
             for id in ids {
                 first[id] = h.call("workflow.get", ["workflowId": .string(id)])
-                XCTAssertLessThanOrEqual(h.engine.state.workflows.count, 3, "file: \(file)")
+                XCTAssertLessThanOrEqual(h.engine.state.loadedWorkflows.count, 3, "file: \(file)")
             }
             // Read again, each comes back from the store as it was; so do its runs and outputs.
             for id in ids {
@@ -50,7 +50,7 @@ final class DoneWorkflowsInMemoryTests: XCTestCase {
             }
             // A dropped workflow runs again like any other.
             let again = try XCTUnwrap(ids.first)
-            XCTAssertNil(h.engine.state.workflows[again], "the least recently read is not in memory")
+            XCTAssertNil(h.engine.state.loadedWorkflows[again], "the least recently read is not in memory")
             let output = try XCTUnwrap(h.engine.store.loadWorkflow(again)?.nodes[1].outputs["text"])
             XCTAssertNil(h.engine.state.assets[output], "nor are the assets it refers to")
             let run = h.call("node.run", ["workflowId": .string(again), "nodeId": "upper1"])
@@ -66,11 +66,11 @@ final class DoneWorkflowsInMemoryTests: XCTestCase {
         // eight (8 + 8 / 4 = 10 may be loaded between drops).
         for id in ids + [ids[4], ids[7]] {
             h.call("workflow.get", ["workflowId": .string(id)])
-            XCTAssertLessThanOrEqual(h.engine.state.workflows.count, 10)
+            XCTAssertLessThanOrEqual(h.engine.state.loadedWorkflows.count, 10)
         }
         h.engine.state.dropLeastRecentlyUsed(keeping: 2)  // what a call past the margin does, with 2
         XCTAssertEqual(Set(h.engine.state.quietLoaded.keys), [ids[4], ids[7]])
-        XCTAssertEqual(Set(h.engine.state.workflows.keys), [ids[4], ids[7]])
+        XCTAssertEqual(Set(h.engine.state.loadedWorkflows.keys), [ids[4], ids[7]])
     }
 
     func testWorkflowsWithWorkGoingOnStayLoadedWhateverTheNumber() throws {
@@ -80,13 +80,13 @@ final class DoneWorkflowsInMemoryTests: XCTestCase {
         let tpl = h.register(template: Self.chain)
         let ids = (0..<40).map { _ in h.create(tpl) }
         for id in ids { h.call("workflow.runAllReady", ["workflowId": .string(id)]) }
-        XCTAssertEqual(h.engine.state.workflows.count, 40, "every workflow has a local run going")
+        XCTAssertEqual(h.engine.state.loadedWorkflows.count, 40, "every workflow has a local run going")
         XCTAssertTrue(h.engine.state.quietLoaded.isEmpty)
         // Finished, they are quiet: with none kept, the next calls drop them.
         while case let effects = h.take(), !effects.isEmpty {
             for e in effects where e["type"] == "local.run" { h.call("local.completed", TextTools.run(e).objectValue ?? [:]) }
         }
-        XCTAssertEqual(h.engine.state.workflows.count, 0)
+        XCTAssertEqual(h.engine.state.loadedWorkflows.count, 0)
         XCTAssertEqual(h.call("workflow.list")["rows"]?.arrayValue?.count, 40, "the list reads summaries, not workflows")
     }
 
@@ -105,12 +105,12 @@ final class DoneWorkflowsInMemoryTests: XCTestCase {
         XCTAssertEqual(h.call("workflow.get", ["workflowId": .string(wf)])["status"], "done")
         // The done await stays in the Action Center (7 days): the workflow is not quiet yet.
         XCTAssertEqual(h.call("await.list")["done"]?.arrayValue?.count, 1)
-        XCTAssertNotNil(h.engine.state.workflows[wf])
+        XCTAssertNotNil(h.engine.state.loadedWorkflows[wf])
         XCTAssertNil(h.engine.state.quietLoaded[wf])
         // Once its await has left the Action Center, the workflow is quiet: the first to go.
         h.advance(8 * 86_400)
         XCTAssertEqual(h.call("await.list")["done"]?.arrayValue?.count, 0)
-        XCTAssertNil(h.engine.state.workflows[wf])
+        XCTAssertNil(h.engine.state.loadedWorkflows[wf])
         XCTAssertEqual(h.call("workflow.get", ["workflowId": .string(wf)])["status"], "done")
     }
 

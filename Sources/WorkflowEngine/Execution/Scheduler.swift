@@ -1,12 +1,14 @@
 import WorkflowCore
+import WorkflowStore
 
 /// The two queues (remote and local) across all workflows: global caps from the config,
 /// per-workflow caps from each template's `options.concurrency`; the active workflow is served
 /// first, then workflows take turns (round-robin), and within a workflow runs start in graph
 /// order. Nobody starves: a workflow that was served goes to the back of the line.
 ///
-/// The committed index counts queued and slot-holding runs per workflow without loading
-/// workflows; a call sees it through the changes it has staged.
+/// A workflow's committed queued and slot-holding runs are its committed summary's
+/// (``WorkflowEntry``), read without loading the workflow; a call sees them through the changes
+/// it has staged. The queues' totals and lines follow each commit's changes to them.
 final class Scheduler {
     struct Queue {
         var totalQueued = 0
@@ -49,24 +51,17 @@ final class Scheduler {
 
     @exclusivity(unchecked) private(set) var remote = Queue()
     @exclusivity(unchecked) private(set) var local = Queue()
-    /// Each workflow's committed counts (absent: nothing queued or running): one lookup answers
-    /// both queues.
-    @exclusivity(unchecked) private var committedByWorkflow: [String: QueueCounts] = [:]
     /// Workflows served in the current call, to move to the back once it commits.
     @exclusivity(unchecked) private var served: [ResourceClass: [String]] = [:]
 
     func queue(_ c: ResourceClass) -> Queue { c == .remote ? remote : local }
 
-    /// The committed counts of one workflow, for a unit of work's running sums.
-    func committedCounts(_ id: String) -> QueueCounts { committedByWorkflow[id] ?? QueueCounts() }
-
-    /// Workflow `id`'s committed counts become `new`. Returns whether it started waiting in each
-    /// queue; it joins that queue's line at once, unless `deferJoins` (the caller then calls
-    /// `join`, to order the workflows that started waiting together).
+    /// Workflow `id`'s committed counts went from `old` to `new`. Returns whether it started
+    /// waiting in each queue; it joins that queue's line at once, unless `deferJoins` (the caller
+    /// then calls `join`, to order the workflows that started waiting together).
     @discardableResult
-    private func setCommitted(_ id: String, _ new: QueueCounts, old given: QueueCounts? = nil,
+    private func setCommitted(_ id: String, _ new: QueueCounts, old: QueueCounts,
                               deferJoins: Bool = false) -> (remote: Bool, local: Bool) {
-        let old = given ?? committedCounts(id)
         guard new != old else { return (false, false) }
         var joins = (remote: false, local: false)
         if new.queuedRemote != old.queuedRemote || new.runningRemote != old.runningRemote {
@@ -77,11 +72,10 @@ final class Scheduler {
             joins.local = local.update(id, from: (old.queuedLocal, old.runningLocal),
                                        to: (new.queuedLocal, new.runningLocal), joinNow: !deferJoins)
         }
-        committedByWorkflow[id] = new == QueueCounts() ? nil : new
         return joins
     }
 
-    /// Builds the index from the persisted summaries (rehydration). When each workflow was last
+    /// Builds the queues from the persisted summaries (rehydration, on a scheduler that has none). When each workflow was last
     /// served is not persisted, so the line is rebuilt from what is: a workflow holding a slot in
     /// a queue has been served there, and goes behind every workflow that holds none (those
     /// waiting only); within each group, the order the workflows last changed (a serve changes
@@ -95,14 +89,15 @@ final class Scheduler {
         }
         for s in ordered {
             setCommitted(s.workflowId, QueueCounts(queuedRemote: s.queuedRemote, runningRemote: s.runningRemote,
-                                                   queuedLocal: s.queuedLocal, runningLocal: s.runningLocal))
+                                                   queuedLocal: s.queuedLocal, runningLocal: s.runningLocal),
+                         old: QueueCounts())
         }
     }
 
     // MARK: A call's view
 
     private func counts(_ uow: UnitOfWork, _ id: String, _ c: ResourceClass) -> (queued: Int, running: Int) {
-        let counts = uow.stagedCounts(id) ?? committedCounts(id)
+        let counts = uow.stagedCounts(id) ?? uow.committedCounts(id)
         return c == .remote ? (counts.queuedRemote, counts.runningRemote) : (counts.queuedLocal, counts.runningLocal)
     }
 
@@ -180,7 +175,7 @@ final class Scheduler {
     private func startNext(_ uow: UnitOfWork, _ id: String, _ c: ResourceClass,
                            counts given: (queued: Int, running: Int)? = nil) throws(EngineError) -> Bool {
         let now = given ?? counts(uow, id, c)  // as staged with the workflow this call sees
-        guard now.queued > 0, let (committedOrStaged, staged) = try uow.workflowAndStaging(id) else { return false }
+        guard now.queued > 0, let (committedOrStaged, staged, entry) = try uow.workflowAndStaging(id) else { return false }
         var wf = committedOrStaged
         let executor = try uow.executor(for: wf)
         let options = executor.graph.template.options
@@ -203,7 +198,7 @@ final class Scheduler {
         if wf.runs[pick].status == .failed {
             try executor.reconcile(&wf)  // it never started (inputAssetGone): its consumers notice
         }
-        uow.putWorkflow(wf, staged: staged, original: committedOrStaged)
+        uow.putWorkflow(wf, staged: staged, original: committedOrStaged, entry: entry)
         served[c, default: []].append(id)
         return true
     }
@@ -258,6 +253,12 @@ struct QueueCounts: Equatable {
         self.runningRemote = runningRemote
         self.queuedLocal = queuedLocal
         self.runningLocal = runningLocal
+    }
+
+    /// The counts a summary holds (what its workflow's were when it was made).
+    init(_ s: WorkflowSummary) {
+        self.init(queuedRemote: s.queuedRemote, runningRemote: s.runningRemote, queuedLocal: s.queuedLocal,
+                  runningLocal: s.runningLocal)
     }
 
     init(_ wf: Workflow) {

@@ -46,7 +46,7 @@ extension Engine {
         let staged = given ?? uow.stagedEntry(wf.workflowId)
         let executor = try uow.executor(for: wf)
         // Node titles and ids are searched through the template; only the title is the workflow's.
-        let committed = if let staged { staged.committedSummary } else { uow.state.summaries[wf.workflowId] }
+        let committed = if let staged { staged.committedSummary } else { uow.state.summary(wf.workflowId) }
         let search = committed?.title == wf.title ? committed!.searchText : wf.title.lowercased()
         // As badges.get counts: the count is of pending awaits (snoozed ones wait quietly); the red
         // dot stays while an open blocking await, pending or snoozed, holds the workflow up.
@@ -154,7 +154,7 @@ extension Engine {
             let templateId: String
             if let wf = uow.stagedWorkflow(id) {
                 (status, templateId) = (wf.status, wf.templateId)
-            } else if let s = uow.state.summaries[id] {
+            } else if let s = uow.state.summary(id) {
                 (status, templateId) = (s.status, s.templateId)
             } else {
                 continue

@@ -210,7 +210,7 @@ extension Engine {
                 if staged.awaits.contains(where: { !$0.cleared }) { result.append(staged) }
                 continue
             }
-            guard let s = uow.state.summaries[id], s.inboxCount > 0 else { continue }
+            guard let s = uow.state.summary(id), s.inboxCount > 0 else { continue }
             if let wf = try uow.workflowUnlessDamaged(id) { result.append(wf) }
         }
         return result

@@ -61,10 +61,10 @@ extension Engine {
     /// Every workflow's summary as this call sees it: the committed ones, with those of the
     /// workflows an earlier call of the same `batch` changed, created or deleted made anew.
     static func currentSummaries(_ engine: Engine, _ uow: UnitOfWork) throws(EngineError) -> [WorkflowSummary] {
-        guard !uow.touched.isEmpty else { return Array(uow.state.summaries.values) }
+        guard !uow.touched.isEmpty else { return uow.state.entries.values.map(\.summary) }
         var result: [WorkflowSummary] = []
-        result.reserveCapacity(uow.state.summaries.count + uow.touched.count)
-        for s in uow.state.summaries.values where uow.stagedEntry(s.workflowId) == nil { result.append(s) }
+        result.reserveCapacity(uow.state.entries.count + uow.touched.count)
+        for e in uow.state.entries.values where uow.stagedEntry(e.id) == nil { result.append(e.summary) }
         for s in uow.touched { if let wf = s.working { result.append(try engine.summary(uow, wf, staged: s)) } }
         return result
     }
