@@ -185,10 +185,16 @@ final class UnitOfWork {
 
     /// ``committedWorkflow(_:)`` with the workflow's entry in the engine's state.
     private func committedEntry(_ id: String) throws(EngineError) -> (entry: WorkflowEntry, workflow: Workflow)? {
-        guard let e = state.entries[id] else { return nil }
+        guard let e = state.entries[id], let w = try committedWorkflow(of: e) else { return nil }
+        return (e, w)
+    }
+
+    /// The committed version of the workflow of entry `e`, loading it on first use.
+    private func committedWorkflow(of e: WorkflowEntry) throws(EngineError) -> Workflow? {
+        let id = e.id
         if let w = e.workflow {
             state.noteRead(e)
-            return (e, w)
+            return w
         }
         let loaded: Workflow?
         do {
@@ -200,7 +206,7 @@ final class UnitOfWork {
         try checkLoaded(w)
         e.workflow = w  // committed state, now cached
         state.noteUse(e, quiet: EngineState.isQuiet(e.summary))
-        return (e, w)
+        return w
     }
 
     /// A workflow read from the store must fit its template: one node per template node, in
@@ -323,19 +329,11 @@ final class UnitOfWork {
                        committedCounts: entry.map { QueueCounts($0.summary) } ?? QueueCounts())
     }
 
-    /// The committed queue counts of workflow `id`: its committed summary's (none without one).
-    func committedCounts(_ id: String) -> QueueCounts {
-        state.entries[id].map { QueueCounts($0.summary) } ?? QueueCounts()
-    }
-
     /// What this call staged of workflow `id`, if it touched it.
     func stagedEntry(_ id: String) -> StagedWorkflow? { staged[id] }
 
     /// The call's version of workflow `id` if it touched it (nil when it did not, or deleted it).
     func stagedWorkflow(_ id: String) -> Workflow? { staged[id]?.working }
-
-    /// The queue counts this call staged for workflow `id`, if it touched it.
-    func stagedCounts(_ id: String) -> QueueCounts? { staged[id]?.counts }
 
     /// The workflow as this call sees it, with its staging made (or found) for the write that
     /// follows (``putWorkflow(_:staged:)``): one lookup of the staging where a read and a write
@@ -360,12 +358,37 @@ final class UnitOfWork {
     func workflowAndStaging(_ id: String) throws(EngineError)
         -> (workflow: Workflow, staged: StagedWorkflow?, entry: WorkflowEntry?)?
     {
-        if let s = staged[id] {
+        try workflowAndStaging(find(id))
+    }
+
+    /// ``workflowAndStaging(_:)`` of a workflow found already (``find(_:)``).
+    func workflowAndStaging(_ found: Found) throws(EngineError)
+        -> (workflow: Workflow, staged: StagedWorkflow?, entry: WorkflowEntry?)?
+    {
+        if let s = found.staged {
             guard let w = s.working else { return nil }  // deleted
             return (w, s, nil)
         }
-        guard let (e, w) = try committedEntry(id) else { return nil }
+        guard let e = found.entry, let w = try committedWorkflow(of: e) else { return nil }
         return (w, nil, e)
+    }
+
+    /// A workflow as this call finds it: its staging if the call touched it, else its entry in
+    /// the engine's state (nil for both: no such workflow).
+    struct Found {
+        let staged: StagedWorkflow?
+        let entry: WorkflowEntry?
+
+        /// Its runs queued and holding a slot, as the call sees them.
+        var counts: QueueCounts { staged?.counts ?? entry.map { QueueCounts($0.summary) } ?? QueueCounts() }
+    }
+
+    /// Workflow `id` as this call finds it, with one lookup of its staging and, when it has
+    /// none, one of its entry: for a caller that reads its counts and then maybe its workflow
+    /// (the scheduler's turn), which would otherwise look both up twice.
+    func find(_ id: String) -> Found {
+        if let s = staged[id] { return Found(staged: s, entry: nil) }
+        return Found(staged: nil, entry: state.entries[id])
     }
 
     /// Stages a changed workflow: into `staged` when the call touched it already, else into a

@@ -96,8 +96,9 @@ final class Scheduler {
 
     // MARK: A call's view
 
-    private func counts(_ uow: UnitOfWork, _ id: String, _ c: ResourceClass) -> (queued: Int, running: Int) {
-        let counts = uow.stagedCounts(id) ?? uow.committedCounts(id)
+    /// A workflow's runs queued and holding a slot in `c`, as the call sees them.
+    private func counts(_ found: UnitOfWork.Found, _ c: ResourceClass) -> (queued: Int, running: Int) {
+        let counts = found.counts
         return c == .remote ? (counts.queuedRemote, counts.runningRemote) : (counts.queuedLocal, counts.runningLocal)
     }
 
@@ -140,9 +141,10 @@ final class Scheduler {
             func turn(_ id: String) throws(EngineError) -> Bool {
                 guard id != active else { return true }
                 guard running < cap else { return false }
-                let now = counts(uow, id, c)
+                let found = uow.find(id)
+                let now = counts(found, c)
                 guard now.queued > 0 else { return true }
-                if try startNext(uow, id, c, counts: now) {
+                if try startNext(uow, id, c, found: found, counts: now) {
                     progressed = true
                     running = self.running(uow, c)
                 }
@@ -171,11 +173,15 @@ final class Scheduler {
 
     /// Starts workflow `id`'s first queued run of class `c` in graph order, if its own cap
     /// allows. Returns whether a run left the queue.
-    /// `counts`: the workflow's in this queue as the call sees them, when the caller has them.
-    private func startNext(_ uow: UnitOfWork, _ id: String, _ c: ResourceClass,
-                           counts given: (queued: Int, running: Int)? = nil) throws(EngineError) -> Bool {
-        let now = given ?? counts(uow, id, c)  // as staged with the workflow this call sees
-        guard now.queued > 0, let (committedOrStaged, staged, entry) = try uow.workflowAndStaging(id) else { return false }
+    /// `found` and `counts`: the workflow as ``UnitOfWork/find(_:)`` found it, and its counts in
+    /// this queue as the call sees them, when the caller has them.
+    private func startNext(_ uow: UnitOfWork, _ id: String, _ c: ResourceClass, found given: UnitOfWork.Found? = nil,
+                           counts givenCounts: (queued: Int, running: Int)? = nil) throws(EngineError) -> Bool {
+        let lookup = given ?? uow.find(id)
+        let now = givenCounts ?? counts(lookup, c)  // as staged with the workflow this call sees
+        guard now.queued > 0, let (committedOrStaged, staged, entry) = try uow.workflowAndStaging(lookup) else {
+            return false
+        }
         var wf = committedOrStaged
         let executor = try uow.executor(for: wf)
         let options = executor.graph.template.options
