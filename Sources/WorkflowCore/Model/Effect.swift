@@ -121,5 +121,9 @@ public enum AnswerKey {
 
     /// Whether nothing answers an effect with this key: once taken, it is delivered when the host
     /// takes effects again (or handed out again by a reopen before that).
-    public static func answeredByTaking(_ key: String?) -> Bool { key.map { $0.hasPrefix("evict:") } ?? true }
+    public static func answeredByTaking(_ key: String?) -> Bool {
+        // The bytes compared: `hasPrefix` compares as Unicode text, and every take asks this.
+        guard let key else { return true }
+        return key.utf8.starts(with: "evict:".utf8)
+    }
 }

@@ -37,12 +37,10 @@ struct Outbox {
 
     mutating func insert(_ e: Effect) {
         bySeq[e.seq] = e
-        if let key = e.answerKey {
-            if let i = byAnswerKey.index(forKey: key) {
-                byAnswerKey.values[i] = .many(byAnswerKey.values[i].all + [e.seq])
-            } else {
-                byAnswerKey[key] = .one(e.seq)
-            }
+        if let key = e.answerKey, let earlier = byAnswerKey.updateValue(.one(e.seq), forKey: key) {
+            // Nearly always the only one on record for its key: stored with one lookup, and
+            // joined to the earlier ones when there are some.
+            byAnswerKey[key] = .many(earlier.all + [e.seq])
         }
         if e.taken, AnswerKey.answeredByTaking(e.answerKey) { takenUnanswerable.insert(e.seq) }
         if !e.taken {
@@ -67,7 +65,7 @@ struct Outbox {
     mutating func remove(_ seq: Int64) {
         guard let e = bySeq.removeValue(forKey: seq) else { return }
         if !e.taken { pendingCount -= 1 }
-        if e.taken { takenUnanswerable.remove(seq) }
+        if e.taken, !takenUnanswerable.isEmpty { takenUnanswerable.remove(seq) }
         if let key = e.answerKey, let i = byAnswerKey.index(forKey: key) {
             switch byAnswerKey.values[i] {
             case .one:
