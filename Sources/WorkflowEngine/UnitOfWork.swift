@@ -646,6 +646,25 @@ final class UnitOfWork {
     /// Writes every staged change in one store transaction, then applies it to memory. The
     /// touched workflows' summaries are those settling staged (``StagedWorkflow/summary``).
     func commit(logger: Logger) throws(EngineError) {
+        do {
+            // The change set is made here and gone when the store is done with it: its
+            // `WorkflowWrite`s hold the call's versions, which `apply` then changes in place
+            // (held twice, the first change would copy each one's fields).
+            try store.commit(changeSet())
+        } catch let e as StoreError where e.code == "storeInUse" {
+            rollback()
+            throw EngineError(.store, e.code, "the change was not saved; nothing was changed: \(e.message)")
+        } catch {
+            rollback()
+            throw EngineError(.store, "storeWriteFailed", "the change could not be saved; nothing was changed: \(error)")
+        }
+        apply()
+        for (level, message, metadata) in logs { logger.log(level: level, message, metadata: metadata) }
+    }
+
+    /// What the call changed, for the store; works out each touched workflow's changes
+    /// (``StagedWorkflow/changes``) on the way.
+    private func changeSet() -> ChangeSet {
         var cs = ChangeSet()
         for (k, v) in counters { cs.meta[MetaKey.counter(k)] = .int(v) }
         for (k, v) in meta { cs.meta[k] = v }
@@ -681,17 +700,7 @@ final class UnitOfWork {
         if let last = metrics.last?.seq, last > Int64(config.maxQueuedMetrics) {
             cs.metricDeletesThrough = max(metricsDeletedThrough ?? 0, last - Int64(config.maxQueuedMetrics))
         }
-        do {
-            try store.commit(cs)
-        } catch let e as StoreError where e.code == "storeInUse" {
-            rollback()
-            throw EngineError(.store, e.code, "the change was not saved; nothing was changed: \(e.message)")
-        } catch {
-            rollback()
-            throw EngineError(.store, "storeWriteFailed", "the change could not be saved; nothing was changed: \(error)")
-        }
-        apply()
-        for (level, message, metadata) in logs { logger.log(level: level, message, metadata: metadata) }
+        return cs
     }
 
     /// Puts back what reading set aside; nothing staged reaches memory.
