@@ -121,14 +121,14 @@ public struct ChangeTrackedArray<Element: ChangeTrackedRecord>: Sendable, Equata
     /// The positions, ascending and each once, whose record differs from `old`'s (positions past
     /// `old`'s end always count). Unless the array is ``wholesale``, only touched positions are
     /// compared: `self` must then be `old` plus writes.
-    public func changedPositions(since old: ChangeTrackedArray) -> [Int] {
-        var out: [Int] = []
+    public func changedPositions(since old: ChangeTrackedArray) -> TouchedPositions {
+        var out = TouchedPositions.Builder()
         if wholesale {
-            for i in boxes.indices where !old.same(i, as: self) { out.append(i) }
-            return out
+            for i in boxes.indices where !old.same(i, as: self) { out.insert(i) }
+            return out.positions
         }
-        for i in touched where i < boxes.count && !old.same(i, as: self) { out.append(i) }
-        return out
+        for i in touched where i < boxes.count && !old.same(i, as: self) { out.insert(i) }
+        return out.positions
     }
 
     /// Whether position `i` holds the same record in both (shared, or equal). A record written
@@ -166,6 +166,36 @@ public struct TouchedPositions: Sequence, Equatable, Sendable {
 
     public var isEmpty: Bool { low == 0 && high.allSatisfy { $0 == 0 } }
 
+    /// How many positions.
+    public var count: Int { high.reduce(low.nonzeroBitCount) { $0 + $1.nonzeroBitCount } }
+
+    /// Every position below `n`.
+    public init(below n: Int) {
+        var b = Builder()
+        for i in 0..<n { b.insert(i) }
+        self = b.positions
+    }
+
+    /// Positions inserted in any order, each kept once.
+    public struct Builder {
+        @usableFromInline var low: UInt64 = 0
+        @usableFromInline var high: [UInt64] = []
+
+        public init() {}
+
+        @inlinable public mutating func insert(_ p: Int) {
+            if p < 64 {
+                low |= UInt64(1) << UInt64(p)
+            } else {
+                let w = (p >> 6) - 1
+                if w >= high.count { high.append(contentsOf: repeatElement(0, count: w - high.count + 1)) }
+                high[w] |= UInt64(1) << UInt64(p & 63)
+            }
+        }
+
+        public var positions: TouchedPositions { TouchedPositions(low: low, high: high) }
+    }
+
     public static func == (a: TouchedPositions, b: TouchedPositions) -> Bool { a.elementsEqual(b) }
 
     @inlinable public func makeIterator() -> Iterator { Iterator(word: low, high: high) }
@@ -197,17 +227,8 @@ public struct TouchedPositions: Sequence, Equatable, Sendable {
 extension TouchedPositions: ExpressibleByArrayLiteral {
     /// Positions as a literal, for comparisons (`array.touched == [1, 64]`).
     public init(arrayLiteral positions: Int...) {
-        var low: UInt64 = 0
-        var high: [UInt64] = []
-        for p in positions {
-            if p < 64 {
-                low |= UInt64(1) << UInt64(p)
-            } else {
-                let w = (p >> 6) - 1
-                if w >= high.count { high.append(contentsOf: repeatElement(0, count: w - high.count + 1)) }
-                high[w] |= UInt64(1) << UInt64(p & 63)
-            }
-        }
-        self.init(low: low, high: high)
+        var b = Builder()
+        for p in positions { b.insert(p) }
+        self = b.positions
     }
 }

@@ -214,8 +214,8 @@ public struct Workflow: Sendable, Equatable {
     /// new one): the workflow's own fields, and the positions of the nodes, runs and awaits.
     public func changes(since old: Workflow?) -> WorkflowChanges {
         guard let old else {
-            return WorkflowChanges(record: true, nodes: Array(nodes.indices), runs: Array(runs.indices),
-                                   awaits: Array(awaits.indices))
+            return WorkflowChanges(record: true, nodes: TouchedPositions(below: nodes.count),
+                                   runs: TouchedPositions(below: runs.count), awaits: TouchedPositions(below: awaits.count))
         }
         let record = !sameOwnFields(as: old)
         return WorkflowChanges(record: record, nodes: nodes.changedPositions(since: old.nodes),
@@ -242,11 +242,13 @@ extension Workflow {
 /// awaits (positions, ascending).
 public struct WorkflowChanges: Sendable, Equatable {
     public var record: Bool
-    public var nodes: [Int]
-    public var runs: [Int]
-    public var awaits: [Int]
+    /// The positions that differ, as bits (no array to allocate for the first 64 of each: every
+    /// workflow a call touches has its changes worked out).
+    public var nodes: TouchedPositions
+    public var runs: TouchedPositions
+    public var awaits: TouchedPositions
 
-    public init(record: Bool, nodes: [Int], runs: [Int], awaits: [Int]) {
+    public init(record: Bool, nodes: TouchedPositions, runs: TouchedPositions, awaits: TouchedPositions) {
         self.record = record
         self.nodes = nodes
         self.runs = runs
