@@ -352,7 +352,7 @@ final class UnitOfWork {
     }
 
     /// The workflow as this call sees it and, if the call touched it already, its staging: one
-    /// lookup of the staging for a caller that may write it (``putWorkflow(_:staged:original:)``).
+    /// lookup of the staging for a caller that may write it (``putWorkflow(_:staged:original:entry:)``).
     /// Without a staging, the workflow's entry in the engine's state comes with it, for the
     /// staging a write makes (``putWorkflow(_:staged:original:entry:)``).
     func workflowAndStaging(_ id: String) throws(EngineError)
@@ -818,10 +818,10 @@ final class StagedWorkflow {
     /// Its entry in the engine's state (nil: it has none, created by this call), where the
     /// commit puts the call's version and summary.
     let entry: WorkflowEntry?
-    /// Its summary and queue counts as committed, found when the staging is made: read again by
-    /// the summary, the commit and the scheduler's index, and unchanged until the commit (only
-    /// ``UnitOfWork/commit(logger:)`` changes the engine's state, and the scheduler's index
-    /// after it).
+    /// Its summary and queue counts as committed (the entry's when the staging is made): read
+    /// again by the summary, the commit and the scheduler's queues, and unchanged until the
+    /// commit (only ``UnitOfWork/commit(logger:)`` changes the engine's state, and the
+    /// scheduler's queues after it).
     let committedSummary: WorkflowSummary?
     let committedCounts: QueueCounts
     /// The call's version; nil once the call deleted it.

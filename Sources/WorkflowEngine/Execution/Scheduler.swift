@@ -211,8 +211,8 @@ final class Scheduler {
 
     // MARK: After commit
 
-    /// Updates the committed index with a committed call's workflows, and sends the workflows it
-    /// served to the back of their queue's line.
+    /// Updates the queues' totals and lines with a committed call's workflows, and sends the
+    /// workflows it served to the back of their queue's line.
     func committed(_ uow: UnitOfWork) {
         for (c, ids) in served {
             for id in ids {
