@@ -75,12 +75,12 @@ final class Scheduler {
         return joins
     }
 
-    /// Builds the queues from the persisted summaries (rehydration, on a scheduler that has none). When each workflow was last
-    /// served is not persisted, so the line is rebuilt from what is: a workflow holding a slot in
-    /// a queue has been served there, and goes behind every workflow that holds none (those
-    /// waiting only); within each group, the order the workflows last changed (a serve changes
-    /// one), ties in creation order. So a host that restarts after every job still sees its
-    /// workflows take turns, and restarts starve nobody.
+    /// Builds the queues from the persisted summaries (rehydration, on a scheduler that has
+    /// none). When each workflow was last served is not persisted, so the line is rebuilt from
+    /// what is: a workflow holding a slot in a queue has been served there, and goes behind every
+    /// workflow that holds none (those waiting only); within each group, the order the workflows
+    /// last changed (a serve changes one), ties in creation order. So a host that restarts after
+    /// every job still sees its workflows take turns, and restarts starve nobody.
     func load(_ summaries: [WorkflowSummaryCounts]) {
         let ordered = summaries.sorted(by: { ($0.updatedAt, $0.seq) < ($1.updatedAt, $1.seq) })
         for s in ordered {
