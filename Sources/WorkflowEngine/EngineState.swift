@@ -160,6 +160,10 @@ final class WorkflowEntry {
     /// Whether it is in ``EngineState/quietLoaded``.
     @exclusivity(unchecked) var isQuietLoaded = false
 
+    /// Its committed runs queued and holding a slot (the scheduler's committed counts): its
+    /// summary's.
+    var queueCounts: QueueCounts { QueueCounts(summary) }
+
     init(_ summary: WorkflowSummary, workflow: Workflow? = nil) {
         id = summary.workflowId
         self.summary = summary

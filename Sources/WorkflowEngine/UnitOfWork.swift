@@ -326,7 +326,7 @@ final class UnitOfWork {
     /// entry in the engine's state (nil: none yet).
     private func newStaging(_ id: String, original: Workflow?, entry: WorkflowEntry?) -> StagedWorkflow {
         StagedWorkflow(id: id, original: original, entry: entry,
-                       committedCounts: entry.map { QueueCounts($0.summary) } ?? QueueCounts())
+                       committedCounts: entry?.queueCounts ?? QueueCounts())
     }
 
     /// What this call staged of workflow `id`, if it touched it.
@@ -351,17 +351,10 @@ final class UnitOfWork {
         return (w, s)
     }
 
-    /// The workflow as this call sees it and, if the call touched it already, its staging: one
-    /// lookup of the staging for a caller that may write it (``putWorkflow(_:staged:original:entry:)``).
+    /// The workflow found (``find(_:)``) as this call sees it and, if the call touched it
+    /// already, its staging, for a caller that may write it (``putWorkflow(_:staged:original:entry:)``).
     /// Without a staging, the workflow's entry in the engine's state comes with it, for the
-    /// staging a write makes (``putWorkflow(_:staged:original:entry:)``).
-    func workflowAndStaging(_ id: String) throws(EngineError)
-        -> (workflow: Workflow, staged: StagedWorkflow?, entry: WorkflowEntry?)?
-    {
-        try workflowAndStaging(find(id))
-    }
-
-    /// ``workflowAndStaging(_:)`` of a workflow found already (``find(_:)``).
+    /// staging a write makes.
     func workflowAndStaging(_ found: Found) throws(EngineError)
         -> (workflow: Workflow, staged: StagedWorkflow?, entry: WorkflowEntry?)?
     {
@@ -380,7 +373,7 @@ final class UnitOfWork {
         let entry: WorkflowEntry?
 
         /// Its runs queued and holding a slot, as the call sees them.
-        var counts: QueueCounts { staged?.counts ?? entry.map { QueueCounts($0.summary) } ?? QueueCounts() }
+        var counts: QueueCounts { staged?.counts ?? entry?.queueCounts ?? QueueCounts() }
     }
 
     /// Workflow `id` as this call finds it, with one lookup of its staging and, when it has
