@@ -1,6 +1,17 @@
 import WorkflowCore
 import WorkflowStore
 
+/// A registered tool, held in one shared object: reading a field of its spec (its class, its
+/// defaults: asked for every run a call starts) reads that field alone, where a tool kept as a
+/// plain value in a table was copied whole for each read, retaining and then releasing every
+/// string, port and default of its spec.
+final class RegisteredTool: Sendable {
+    let stored: StoredTool
+    var spec: ToolSpec { stored.spec }
+
+    init(_ stored: StoredTool) { self.stored = stored }
+}
+
 /// A registered template, compiled once and shared by its workflows.
 final class RegisteredTemplate: Sendable {
     let stored: StoredTemplate
@@ -44,7 +55,7 @@ final class EngineState {
     @exclusivity(unchecked) var templateOrder: [String] = []
     /// Canonical text → template id, so registering the same template twice returns the same id.
     @exclusivity(unchecked) var templateByText: [String: String] = [:]
-    @exclusivity(unchecked) var tools: [String: StoredTool] = [:]
+    @exclusivity(unchecked) var tools: [String: RegisteredTool] = [:]
     @exclusivity(unchecked) var providerDefaults: [String: JSONObject] = [:]
 
     // Workflows: the summary of each, the full state of those loaded, in one entry per workflow.

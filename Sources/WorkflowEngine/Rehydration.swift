@@ -66,7 +66,7 @@ extension Engine {
             state.templateOrder.append(stored.templateId)
             state.templateByText[stored.canonicalText] = stored.templateId
         }
-        for tool in snapshot.tools { state.tools[tool.spec.kind] = tool }
+        for tool in snapshot.tools { state.tools[tool.spec.kind] = RegisteredTool(tool) }
         state.providerDefaults = snapshot.providerDefaults
         for s in snapshot.workflows {
             state.entries[s.workflowId] = WorkflowEntry(s)

@@ -131,7 +131,7 @@ final class UnitOfWork {
 
     func addTemplate(_ t: RegisteredTemplate) { templates.append(t) }
 
-    func tool(_ kind: String) -> ToolSpec? { (tools[kind] ?? state.tools[kind])?.spec }
+    func tool(_ kind: String) -> ToolSpec? { tools[kind]?.spec ?? state.tools[kind]?.spec }
 
     /// Whether a tool of `kind` is registered, without copying its spec. A call rarely registers
     /// tools: the staged ones are looked in only when there are some.
@@ -139,18 +139,17 @@ final class UnitOfWork {
         (!tools.isEmpty && tools.index(forKey: kind) != nil) || state.tools.index(forKey: kind) != nil
     }
 
-    /// The defaults of the tool of `kind`, read where the tool is (its spec is not copied).
+    /// The defaults of the tool of `kind`. A committed tool's are read where it is (a staged
+    /// one, rare, is copied).
     func toolDefaults(_ kind: String) -> JSONObject? {
-        if !tools.isEmpty, let i = tools.index(forKey: kind) { return tools.values[i].spec.defaults }  // staged: rare
-        if let i = state.tools.index(forKey: kind) { return state.tools.values[i].spec.defaults }
-        return nil
+        if !tools.isEmpty, let t = tools[kind] { return t.spec.defaults }  // staged: rare
+        return state.tools[kind]?.stored.spec.defaults
     }
 
-    /// The class of the tool of `kind`, without copying its spec.
+    /// The class of the tool of `kind`, read as ``toolDefaults(_:)`` reads its defaults.
     func toolClass(_ kind: String) -> ResourceClass? {
-        if !tools.isEmpty, let i = tools.index(forKey: kind) { return tools.values[i].spec.resourceClass }  // staged: rare
-        if let i = state.tools.index(forKey: kind) { return state.tools.values[i].spec.resourceClass }
-        return nil
+        if !tools.isEmpty, let t = tools[kind] { return t.spec.resourceClass }  // staged: rare
+        return state.tools[kind]?.stored.spec.resourceClass
     }
 
     var allTools: [String: ToolSpec] {
@@ -159,7 +158,7 @@ final class UnitOfWork {
         return all
     }
 
-    func storedTool(_ kind: String) -> StoredTool? { tools[kind] ?? state.tools[kind] }
+    func storedTool(_ kind: String) -> StoredTool? { tools[kind] ?? state.tools[kind]?.stored }
 
     func putTool(_ t: StoredTool) { tools[t.spec.kind] = t }
 
@@ -719,7 +718,7 @@ final class UnitOfWork {
             state.templateOrder.append(t.templateId)
             state.templateByText[t.stored.canonicalText] = t.templateId
         }
-        for (k, t) in tools { state.tools[k] = t }
+        for (k, t) in tools { state.tools[k] = RegisteredTool(t) }
         for (k, p) in providerDefaults { state.providerDefaults[k] = p }
         // The staged versions move into the committed state (this unit of work is done with
         // them): taken out of their tables, not copied.
