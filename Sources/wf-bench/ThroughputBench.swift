@@ -37,8 +37,11 @@ enum ThroughputBench {
 
     /// Both drives on a file store, fewer workflows: for profilers looking at the file's costs.
     static func profileFile(workflows: Int = 200, nodes: Int = 20) {
-        // WF_BENCH_DRIVE=batched or =single runs one of the two (a profiler's run is long).
-        let only = ProcessInfo.processInfo.environment["WF_BENCH_DRIVE"]
+        // WF_BENCH_DRIVE=batched or =single runs one of the two (a profiler's run is long);
+        // WF_BENCH_WORKFLOWS sets how many workflows (1000 for `throughput`'s own working set).
+        let env = ProcessInfo.processInfo.environment
+        let only = env["WF_BENCH_DRIVE"]
+        let workflows = env["WF_BENCH_WORKFLOWS"].flatMap { Int($0) }.map { max(1, $0) } ?? workflows
         for batch in [false, true] where only == nil || only == (batch ? "batched" : "single") {
             let r = drive(workflows: workflows, nodes: nodes, memory: false, batch: batch)
             print(String(format: "throughput-file: %d node completions, %@, file store: %.0f /s (CPU %.0f µs each, the calling thread %.0f µs)",
