@@ -62,7 +62,7 @@ extension Executor {
     /// every taint starts at such a node.
     func taintMap(_ wf: Workflow) -> TaintMap {
         var map = TaintMap()
-        guard wf.nodes.indices.contains(where: { mayOriginateTaint(wf, $0) }) else { return map }
+        guard wf.mayHaveTaintOrigin else { return map }
         for n in graph.order { map.set(n, taint(wf, n, given: map), count: wf.nodes.count) }
         return map
     }
@@ -70,15 +70,7 @@ extension Executor {
     /// Whether node `n`'s own state can make it tainted whatever its producers
     /// (``taint(_:_:given:)``). Read in place: no node record is copied.
     func mayOriginateTaint(_ wf: Workflow, _ n: Int) -> Bool {
-        // Through a pointer to the record: its blocked reason is not copied (each reconcile asks
-        // this of every node).
-        wf.nodes.withRecord(at: n) { node in
-            guard node.pointee.state == .blocked, let code = node.pointee.blockedReason?.code else { return false }
-            // Waiting for inputs is the usual reason: asked first.
-            if code == BlockedReason.waitingForInput { return node.pointee.blockedReason?.details["staleUpstream"] != nil }
-            return code == BlockedReason.inputChanged || code == BlockedReason.upstreamFailed
-                || code == BlockedReason.toolNotInstalled
-        }
+        wf.nodes.withRecord(at: n, NodeInstance.mayOriginateTaint)
     }
 
     /// Node `n`'s taint, its producers' being known: blocked because an input changed (stale, it

@@ -19,6 +19,11 @@ public struct Workflow: Sendable, Equatable {
         @usableFromInline @exclusivity(unchecked) var nodes: ChangeTrackedArray<NodeInstance>
         @usableFromInline @exclusivity(unchecked) var runs: ChangeTrackedArray<Run>
         @usableFromInline @exclusivity(unchecked) var awaits: ChangeTrackedArray<AwaitRequest>
+        /// Whether any node could start a taint (``NodeInstance/mayOriginateTaint(_:)``) when the
+        /// nodes were last marked clean; nil until worked out. Derived from the nodes, so not
+        /// compared, stored or copied into a new workflow: a cache for ``Workflow/markClean()``
+        /// to keep and gating to read.
+        @usableFromInline @exclusivity(unchecked) var taintOriginWhenClean: Bool?
 
         @inlinable init(workflowId: String, seq: Int64, templateId: String, title: String, createdAt: Timestamp,
                         updatedAt: Timestamp, archived: Bool, autoRun: Bool, pollingPaused: Bool, status: WorkflowStatus,
@@ -40,9 +45,11 @@ public struct Workflow: Sendable, Equatable {
         }
 
         @inlinable func copy() -> Storage {
-            Storage(workflowId: workflowId, seq: seq, templateId: templateId, title: title, createdAt: createdAt,
-                    updatedAt: updatedAt, archived: archived, autoRun: autoRun, pollingPaused: pollingPaused,
-                    status: status, nodes: nodes, runs: runs, awaits: awaits)
+            let c = Storage(workflowId: workflowId, seq: seq, templateId: templateId, title: title, createdAt: createdAt,
+                            updatedAt: updatedAt, archived: archived, autoRun: autoRun, pollingPaused: pollingPaused,
+                            status: status, nodes: nodes, runs: runs, awaits: awaits)
+            c.taintOriginWhenClean = taintOriginWhenClean  // about the same clean nodes
+            return c
         }
     }
 
@@ -205,9 +212,26 @@ public struct Workflow: Sendable, Equatable {
     /// Marks this workflow as matching what is stored, so ``changes(since:)`` compares only the
     /// records written from now on. Call it on what was just loaded or committed.
     public mutating func markClean() {
+        let origin = mayHaveTaintOrigin
+        unique()
+        storage.taintOriginWhenClean = origin
         nodes.markClean()
         runs.markClean()
         awaits.markClean()
+    }
+
+    /// Whether some node could be where a taint starts (``NodeInstance/mayOriginateTaint(_:)``).
+    /// When none could as last marked clean, only the nodes written since are read: a completion
+    /// asks this before every reconcile, and the usual workflow has no such node (reading them
+    /// all touched every node's record).
+    public var mayHaveTaintOrigin: Bool {
+        if storage.taintOriginWhenClean == false, !nodes.wholesale {
+            for i in nodes.touched where i < nodes.count && nodes.withRecord(at: i, NodeInstance.mayOriginateTaint) {
+                return true
+            }
+            return false
+        }
+        return nodes.indices.contains { nodes.withRecord(at: $0, NodeInstance.mayOriginateTaint) }
     }
 
     /// What differs from `old` (the committed workflow this one was changed from, or `nil` for a
@@ -232,8 +256,9 @@ extension Workflow {
             && title == old.title && createdAt == old.createdAt && updatedAt == old.updatedAt
             && archived == old.archived && autoRun == old.autoRun && pollingPaused == old.pollingPaused
             && status == old.status
-        // Every field of Storage but the three record arrays is compared above.
-        assert(Mirror(reflecting: storage).children.count == 13, "Workflow.sameOwnFields misses a stored property")
+        // Every field of Storage but the three record arrays and the taint cache (derived from
+        // the nodes) is compared above.
+        assert(Mirror(reflecting: storage).children.count == 14, "Workflow.sameOwnFields misses a stored property")
         return same
     }
 }
@@ -387,6 +412,18 @@ public struct NodeInstance: ChangeTrackedRecord {
 }
 
 extension NodeInstance {
+    /// Whether the node's own state can make it tainted whatever its producers: blocked because
+    /// an input changed, by a stale or failed upstream, or because its tool is not installed
+    /// (the gating rules' taints, `Executor.taint(_:_:given:)`). Read through a pointer to the
+    /// record: its blocked reason is not copied.
+    public static func mayOriginateTaint(_ node: UnsafePointer<NodeInstance>) -> Bool {
+        guard node.pointee.state == .blocked, let code = node.pointee.blockedReason?.code else { return false }
+        // Waiting for inputs is the usual reason: asked first.
+        if code == BlockedReason.waitingForInput { return node.pointee.blockedReason?.details["staleUpstream"] != nil }
+        return code == BlockedReason.inputChanged || code == BlockedReason.upstreamFailed
+            || code == BlockedReason.toolNotInstalled
+    }
+
     /// What a write to a node nearly always changes: its state, when it last changed, its attempts.
     @inlinable public static func differsCheaply(_ a: UnsafePointer<NodeInstance>, _ b: UnsafePointer<NodeInstance>) -> Bool {
         a.pointee.state != b.pointee.state || a.pointee.updatedAt != b.pointee.updatedAt || a.pointee.attempts != b.pointee.attempts
