@@ -150,8 +150,14 @@ final class EngineState {
             guard let e = entries[id] else { continue }
             e.isQuietLoaded = false
             // The assets it refers to leave with it: the store has them too, and the next read
-            // of one (this workflow's or another's) loads it again.
-            for assetId in e.workflow?.referencedAssetIds ?? [] { assets[assetId] = nil }
+            // of one (this workflow's or another's) loads it again. Each is removed as it is read,
+            // with no set of them built (one referred to twice is looked up again, and is gone).
+            if let wf = e.workflow, !assets.isEmpty {
+                wf.forEachReferencedAssetId { id in
+                    assets.removeValue(forKey: id)
+                    return true
+                }
+            }
             e.workflow = nil
         }
     }

@@ -313,20 +313,41 @@ extension Workflow {
     /// outputs and input selections.
     public var referencedAssetIds: Set<String> {
         var ids = Set<String>()
-        for run in runs {
-            ids.formUnion(run.inputs.values)
-            ids.formUnion(run.outputs.values)
-        }
-        for node in nodes {
-            ids.formUnion(node.bindings.values)
-            ids.formUnion(node.outputs.values)
-            ids.formUnion(node.inputSelections.values)
+        forEachReferencedAssetId { id in
+            ids.insert(id)
+            return true
         }
         return ids
     }
 
+    /// Calls `body` with every asset id a run or a node refers to, in record order, an id once
+    /// for each time it is referred to, until it returns `false`; returns whether it went through
+    /// them all. Records are read in place
+    /// (iterating them would copy each, retaining and releasing its every string and table).
+    @discardableResult
+    public func forEachReferencedAssetId(_ body: (String) -> Bool) -> Bool {
+        for i in runs.indices {
+            let going = runs.withRecord(at: i) { r in
+                for id in r.pointee.inputs.values where !body(id) { return false }
+                for id in r.pointee.outputs.values where !body(id) { return false }
+                return true
+            }
+            if !going { return false }
+        }
+        for i in nodes.indices {
+            let going = nodes.withRecord(at: i) { n in
+                for id in n.pointee.bindings.values where !body(id) { return false }
+                for id in n.pointee.outputs.values where !body(id) { return false }
+                for id in n.pointee.inputSelections.values where !body(id) { return false }
+                return true
+            }
+            if !going { return false }
+        }
+        return true
+    }
+
     /// Whether a run or a node of the workflow refers to the asset (``referencedAssetIds``).
-    public func refers(to assetId: String) -> Bool { referencedAssetIds.contains(assetId) }
+    public func refers(to assetId: String) -> Bool { !forEachReferencedAssetId { $0 != assetId } }
 }
 
 /// A failure shown on a card: the code, a plain sentence, and a hint where one helps. In-process
