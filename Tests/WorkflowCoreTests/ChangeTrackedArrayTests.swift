@@ -156,6 +156,58 @@ final class ChangeTrackedArrayTests: XCTestCase {
         XCTAssertEqual(ChangeTrackedArray(committed.elements), committed)
     }
 
+    /// Versions of one array, each a copy of another changed a little and marked clean, as a
+    /// workflow is committed call after call: every version keeps its own records whatever its
+    /// successors write or append (below position 64 and from 64 up), and reports exactly the
+    /// positions it wrote.
+    func testEveryVersionKeepsItsRecordsThroughTheWritesOfItsSuccessors() {
+        var rng = SplitMix64(seed: 20_261_202)
+        for round in 0..<60 {
+            let start = [0, 1, 20, 63, 64, 90][round % 6]
+            var current = ChangeTrackedArray((0..<start).map { Record(name: "r\($0)", count: 0) })
+            current.markClean()
+            var model = current.elements
+            var versions: [(array: ChangeTrackedArray<Record>, model: [Record])] = [(current, model)]
+            for step in 0..<50 {
+                var call = current
+                var written = Set<Int>()
+                for _ in 0..<Int.random(in: 1...6, using: &rng) {
+                    switch Int.random(in: 0..<10, using: &rng) {
+                    case 0..<2 where call.count < 140:
+                        let r = Record(name: "a\(call.count)", count: step)
+                        call.append(r)
+                        model.append(r)
+                        written.insert(call.count - 1)
+                    case 2 where !model.isEmpty:
+                        let i = Int.random(in: 0..<model.count, using: &rng)
+                        let r = Record(name: "set\(step)", count: -step)
+                        call[i] = r
+                        model[i] = r
+                        written.insert(i)
+                    case _ where !model.isEmpty:
+                        let i = Int.random(in: 0..<model.count, using: &rng)
+                        call[i].count += 1
+                        model[i].count += 1
+                        written.insert(i)
+                    default:
+                        break
+                    }
+                }
+                XCTAssertEqual(call.elements, model, "round \(round), step \(step)")
+                XCTAssertEqual(Array(call.touched), written.sorted(), "round \(round), step \(step)")
+                let changed = written.filter { $0 >= current.count || model[$0] != current[$0] }.sorted()
+                XCTAssertEqual(Array(call.changedPositions(since: current)), changed, "round \(round), step \(step)")
+                for i in model.indices { XCTAssertEqual(call.withRecord(at: i) { $0.pointee }, model[i]) }
+                call.markClean()
+                current = call
+                versions.append((current, model))
+                if versions.count > 6 { versions.removeFirst(Int.random(in: 1...3, using: &rng)) }
+                for (v, m) in versions { XCTAssertEqual(v.elements, m, "an earlier version is as it was, round \(round)") }
+            }
+            XCTAssertEqual(current, ChangeTrackedArray(model), "equal to the same records in a new array")
+        }
+    }
+
     func testAnArrayNotMarkedCleanIsComparedWhole() {
         let stored = ChangeTrackedArray([1, 2, 3])
         let rebuilt = ChangeTrackedArray([1, 9, 3, 4])
