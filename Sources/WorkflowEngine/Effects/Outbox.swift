@@ -56,10 +56,19 @@ struct Outbox {
     }
 
     mutating func markTaken(_ seq: Int64) {
-        guard let i = bySeq.index(forKey: seq), !bySeq.values[i].taken else { return }
-        bySeq.values[i].taken = true  // in place: one lookup, no copy of the effect
+        guard let i = bySeq.index(forKey: seq) else { return }
+        // Read and written in place, through one access: reading a field of `values[i]` copies
+        // the whole effect (its body and strings retained, then released).
+        guard let unanswerable = Self.take(&bySeq.values[i]) else { return }
         pendingCount -= 1
-        if AnswerKey.answeredByTaking(bySeq.values[i].answerKey) { takenUnanswerable.insert(seq) }
+        if unanswerable { takenUnanswerable.insert(seq) }
+    }
+
+    /// Marks `e` taken; nil if it was already, else whether taking it answers it.
+    private static func take(_ e: inout Effect) -> Bool? {
+        guard !e.taken else { return nil }
+        e.taken = true
+        return AnswerKey.answeredByTaking(e.answerKey)
     }
 
     mutating func remove(_ seq: Int64) {
@@ -128,7 +137,7 @@ struct Outbox {
     }
 
     /// Whether the effect numbered `seq` is one the store keeps (``Effect/isDurable``); true for
-    /// one not on record (a store's row may hold it). Read in place, without copying the effect.
+    /// one not on record (a store's row may hold it).
     func isDurable(_ seq: Int64) -> Bool {
         guard let i = bySeq.index(forKey: seq) else { return true }
         return bySeq.values[i].isDurable
