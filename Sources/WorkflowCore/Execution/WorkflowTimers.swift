@@ -5,12 +5,17 @@ extension Executor {
     /// held (they wait for `network.set {online: true}`, not for a time), so they are no
     /// deadline; a cancel waits as a poll does (``fireDue(_:)``).
     public func nextDeadline(_ wf: Workflow) -> Timestamp? {
+        Self.nextDeadline(wf, online: ctx.isOnline, settings: ctx.settings)
+    }
+
+    /// ``nextDeadline(_:)`` with what it reads of the context given: for a caller with no
+    /// executor at hand (a workflow's summary; making one looks up its template).
+    public static func nextDeadline(_ wf: Workflow, online: Bool, settings: RuleSettings) -> Timestamp? {
         var earliest: Timestamp?
         func consider(_ t: Timestamp?) {
             guard let t else { return }
             if earliest == nil || t < earliest! { earliest = t }
         }
-        let online = ctx.isOnline
         for i in wf.runs.indices {
             guard !wf.runs[i].status.isTerminal else {
                 consider(wf.runs[i].nextCancelAt)
@@ -24,7 +29,7 @@ extension Executor {
         }
         for a in wf.awaits where !a.cleared {
             if a.status == .done {
-                consider(a.doneAt?.adding(seconds: ctx.settings.doneAwaitRetentionSeconds))
+                consider(a.doneAt?.adding(seconds: settings.doneAwaitRetentionSeconds))
             } else {
                 consider(a.expiresAt)
                 if a.status == .snoozed { consider(a.snoozeUntil) }

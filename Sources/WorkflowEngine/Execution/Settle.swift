@@ -44,7 +44,6 @@ extension Engine {
     /// staged of it, looked up when not given).
     func summary(_ uow: UnitOfWork, _ wf: Workflow, staged given: StagedWorkflow? = nil) throws(EngineError) -> WorkflowSummary {
         let staged = given ?? uow.stagedEntry(wf.workflowId)
-        let executor = try uow.executor(for: wf)
         // Node titles and ids are searched through the template; only the title is the workflow's.
         let committed = if let staged { staged.committedSummary } else { uow.state.summary(wf.workflowId) }
         let search = committed?.title == wf.title ? committed!.searchText : wf.title.lowercased()
@@ -81,7 +80,7 @@ extension Engine {
             workflowId: wf.workflowId, seq: wf.seq, templateId: wf.templateId, title: wf.title, status: wf.status,
             archived: wf.archived, createdAt: wf.createdAt, updatedAt: wf.updatedAt,
             stepsDone: stepsDone, stepsTotal: wf.nodes.count, awaitCount: pending, hasBlockingAwait: blocking,
-            searchText: search, nextDeadline: executor.nextDeadline(wf), queuedRemote: queues.queuedRemote,
+            searchText: search, nextDeadline: Executor.nextDeadline(wf, online: uow.isOnline, settings: uow.settings), queuedRemote: queues.queuedRemote,
             queuedLocal: queues.queuedLocal, runningRemote: queues.runningRemote, runningLocal: queues.runningLocal,
             inboxCount: inbox)
     }
