@@ -47,7 +47,7 @@ public struct ChangeTrackedArray<Element: ChangeTrackedRecord>: Sendable, Equata
     /// workflow: a list of the positions cost an array for every record array a call wrote), the
     /// others in `_touchedHigh` (word `w` holds positions `64 * (w + 1)` and up).
     @usableFromInline var _touchedLow: UInt64 = 0
-    @usableFromInline var _touchedHigh: [UInt64] = []
+    @usableFromInline var _touchedHigh: [UInt64]? = nil  // nil, not empty: a copy retains nothing
     /// Set by the initialisers, cleared by ``markClean()``: every position counts as touched.
     public private(set) var wholesale: Bool
 
@@ -104,17 +104,18 @@ public struct ChangeTrackedArray<Element: ChangeTrackedRecord>: Sendable, Equata
             _touchedLow |= bit
         } else {
             let word = (position >> 6) - 1
-            if word >= _touchedHigh.count {
-                _touchedHigh.append(contentsOf: repeatElement(0, count: word - _touchedHigh.count + 1))
-            }
-            _touchedHigh[word] |= bit
+            var high = _touchedHigh ?? []
+            _touchedHigh = nil  // `high` the only reference
+            if word >= high.count { high.append(contentsOf: repeatElement(0, count: word - high.count + 1)) }
+            high[word] |= bit
+            _touchedHigh = high
         }
     }
 
     /// Forgets what was touched: the array now counts as unchanged.
     public mutating func markClean() {
         _touchedLow = 0
-        if !_touchedHigh.isEmpty { _touchedHigh = [] }
+        _touchedHigh = nil
         wholesale = false
     }
 
@@ -157,17 +158,19 @@ public struct ChangeTrackedArray<Element: ChangeTrackedRecord>: Sendable, Equata
 /// read from its bits.
 public struct TouchedPositions: Sequence, Equatable, Sendable {
     @usableFromInline let low: UInt64
-    @usableFromInline let high: [UInt64]
+    /// The words from position 64 up; nil when there is none (the usual case: a copy of the
+    /// positions, or of the changes holding them, then retains nothing).
+    @usableFromInline let high: [UInt64]?
 
-    @inlinable init(low: UInt64, high: [UInt64]) {
+    @inlinable init(low: UInt64, high: [UInt64]?) {
         self.low = low
         self.high = high
     }
 
-    public var isEmpty: Bool { low == 0 && high.allSatisfy { $0 == 0 } }
+    public var isEmpty: Bool { low == 0 && (high?.allSatisfy { $0 == 0 } ?? true) }
 
     /// How many positions.
-    public var count: Int { high.reduce(low.nonzeroBitCount) { $0 + $1.nonzeroBitCount } }
+    public var count: Int { (high ?? []).reduce(low.nonzeroBitCount) { $0 + $1.nonzeroBitCount } }
 
     /// Every position below `n`.
     public init(below n: Int) {
@@ -193,7 +196,7 @@ public struct TouchedPositions: Sequence, Equatable, Sendable {
             }
         }
 
-        public var positions: TouchedPositions { TouchedPositions(low: low, high: high) }
+        public var positions: TouchedPositions { TouchedPositions(low: low, high: high.isEmpty ? nil : high) }
     }
 
     public static func == (a: TouchedPositions, b: TouchedPositions) -> Bool { a.elementsEqual(b) }
@@ -204,9 +207,9 @@ public struct TouchedPositions: Sequence, Equatable, Sendable {
         @usableFromInline var word: UInt64
         /// The word being read: -1 for `low`, else an index of `high`.
         @usableFromInline var index = -1
-        @usableFromInline let high: [UInt64]
+        @usableFromInline let high: [UInt64]?
 
-        @inlinable init(word: UInt64, high: [UInt64]) {
+        @inlinable init(word: UInt64, high: [UInt64]?) {
             self.word = word
             self.high = high
         }
@@ -214,7 +217,7 @@ public struct TouchedPositions: Sequence, Equatable, Sendable {
         @inlinable public mutating func next() -> Int? {
             while word == 0 {
                 index += 1
-                guard index < high.count else { return nil }
+                guard let high, index < high.count else { return nil }
                 word = high[index]
             }
             let bit = word.trailingZeroBitCount
