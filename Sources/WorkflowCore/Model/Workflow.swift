@@ -223,7 +223,8 @@ public struct Workflow: Sendable, Equatable {
     /// Whether some node could be where a taint starts (``NodeInstance/mayOriginateTaint(_:)``).
     /// When none could as last marked clean, only the nodes written since are read: a completion
     /// asks this before every reconcile, and the usual workflow has no such node (reading them
-    /// all touched every node's record).
+    /// all touched every node's record). Like ``changes(since:)``, it counts on the nodes being
+    /// those marked clean plus writes (nodes replaced whole count as all written).
     public var mayHaveTaintOrigin: Bool {
         if storage.taintOriginWhenClean == false, !nodes.wholesale {
             for i in nodes.touched where i < nodes.count && nodes.withRecord(at: i, NodeInstance.mayOriginateTaint) {
@@ -322,8 +323,8 @@ extension Workflow {
 
     /// Calls `body` with every asset id a run or a node refers to, in record order, an id once
     /// for each time it is referred to, until it returns `false`; returns whether it went through
-    /// them all. Records are read in place
-    /// (iterating them would copy each, retaining and releasing its every string and table).
+    /// them all. Records are read in place (iterating them would copy each, retaining and
+    /// releasing its every string and table).
     @discardableResult
     public func forEachReferencedAssetId(_ body: (String) -> Bool) -> Bool {
         for i in runs.indices {

@@ -80,9 +80,9 @@ extension Engine {
             workflowId: wf.workflowId, seq: wf.seq, templateId: wf.templateId, title: wf.title, status: wf.status,
             archived: wf.archived, createdAt: wf.createdAt, updatedAt: wf.updatedAt,
             stepsDone: stepsDone, stepsTotal: wf.nodes.count, awaitCount: pending, hasBlockingAwait: blocking,
-            searchText: search, nextDeadline: Executor.nextDeadline(wf, online: uow.isOnline, settings: uow.settings), queuedRemote: queues.queuedRemote,
-            queuedLocal: queues.queuedLocal, runningRemote: queues.runningRemote, runningLocal: queues.runningLocal,
-            inboxCount: inbox)
+            searchText: search, nextDeadline: Executor.nextDeadline(wf, online: uow.isOnline, settings: uow.settings),
+            queuedRemote: queues.queuedRemote, queuedLocal: queues.queuedLocal, runningRemote: queues.runningRemote,
+            runningLocal: queues.runningLocal, inboxCount: inbox)
     }
 
     /// Whether `records` is `original` plus writes that kept what `same` compares: same count,
