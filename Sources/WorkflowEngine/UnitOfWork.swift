@@ -315,17 +315,10 @@ final class UnitOfWork {
     private func staging(_ id: String) -> StagedWorkflow {
         if let s = staged[id] { return s }
         let e = state.entries[id]
-        let s = newStaging(id, original: e?.workflow, entry: e)
+        let s = StagedWorkflow(id: id, original: e?.workflow, entry: e)
         staged[id] = s
         touched.append(s)
         return s
-    }
-
-    /// A staging of workflow `id`, from its committed version (nil: created by this call) and its
-    /// entry in the engine's state (nil: none yet).
-    private func newStaging(_ id: String, original: Workflow?, entry: WorkflowEntry?) -> StagedWorkflow {
-        StagedWorkflow(id: id, original: original, entry: entry,
-                       committedCounts: entry?.queueCounts ?? QueueCounts())
     }
 
     /// What this call staged of workflow `id`, if it touched it.
@@ -343,7 +336,7 @@ final class UnitOfWork {
             return (w, s)
         }
         guard let (e, w) = try committedEntry(id) else { return nil }
-        let s = newStaging(id, original: w, entry: e)
+        let s = StagedWorkflow(id: id, original: w, entry: e)
         s.working = w
         staged[id] = s
         touched.append(s)
@@ -388,7 +381,7 @@ final class UnitOfWork {
     /// its entry in the engine's state (so neither is looked up again).
     func putWorkflow(_ w: Workflow, staged: StagedWorkflow?, original: Workflow, entry: WorkflowEntry?) {
         if let staged { return putWorkflow(w, staged: staged) }
-        let s = newStaging(w.workflowId, original: original, entry: entry)
+        let s = StagedWorkflow(id: w.workflowId, original: original, entry: entry)
         if let earlier = self.staged.updateValue(s, forKey: s.id) {
             // Staged since the caller read it (nothing does so today): keep that staging, so the
             // workflow is never staged twice, and its committed version and counts stay right.
@@ -827,12 +820,14 @@ final class StagedWorkflow {
     /// What differs from `original`, worked out by the commit.
     @exclusivity(unchecked) var changes: WorkflowChanges?
 
-    init(id: String, original: Workflow?, entry: WorkflowEntry?, committedCounts: QueueCounts) {
+    /// A staging of workflow `id`, from its committed version (nil: created by this call) and its
+    /// entry in the engine's state (nil: none yet), whose summary and counts it keeps.
+    init(id: String, original: Workflow?, entry: WorkflowEntry?) {
         self.id = id
         self.original = original
         self.entry = entry
         committedSummary = entry?.summary
-        self.committedCounts = committedCounts
+        committedCounts = entry?.queueCounts ?? QueueCounts()
         counts = committedCounts
     }
 }
