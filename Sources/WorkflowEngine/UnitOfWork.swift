@@ -631,6 +631,13 @@ final class UnitOfWork {
     /// Writes every staged change in one store transaction, then applies it to memory. The
     /// touched workflows' summaries are those settling staged (``StagedWorkflow/summary``).
     func commit(logger: Logger) throws(EngineError) {
+        // A workflow this call created is stored and kept with its summary: settling makes one
+        // for every workflow a call touched, and a commit without it would store the workflow's
+        // records without its row, and keep it out of memory. Refused before anything is written.
+        if let s = touched.first(where: { $0.entry == nil && $0.working != nil && $0.summary == nil }) {
+            rollback()
+            throw .internal("workflow \(s.id) was not summarised before its commit; nothing was changed")
+        }
         do {
             // The change set is made here and gone when the store is done with it: its
             // `WorkflowWrite`s hold the call's versions, which `apply` then changes in place
@@ -753,13 +760,10 @@ final class UnitOfWork {
                 e.workflow = w
                 if let summary { e.summary = summary }
                 state.noteUse(e, quiet: summary != nil ? s.quiet : EngineState.isQuiet(e.summary))
-            } else if let summary {
+            } else if let summary {  // always, for a new one (checked by `commit`)
                 let e = WorkflowEntry(summary, workflow: w)
                 state.entries[id] = e
                 state.noteUse(e, quiet: s.quiet)
-            } else {
-                // Settling summarises every workflow a call touched before it commits.
-                assertionFailure("workflow \(id) committed without a summary")
             }
         }
         for (id, a) in assets { state.assets[id] = a }
