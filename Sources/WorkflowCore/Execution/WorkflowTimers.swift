@@ -11,6 +11,7 @@ extension Executor {
     /// ``nextDeadline(_:)`` with what it reads of the context given: for a caller with no
     /// executor at hand (a workflow's summary; making one looks up its template).
     public static func nextDeadline(_ wf: Workflow, online: Bool, settings: RuleSettings) -> Timestamp? {
+        guard wf.mayHoldTimers else { return nil }  // the usual local workflow: no run read
         var earliest: Timestamp?
         func consider(_ t: Timestamp?) {
             guard let t else { return }

@@ -120,6 +120,11 @@ public struct AwaitRequest: ChangeTrackedRecord {
 }
 
 extension AwaitRequest {
+    /// Whether the await could give its workflow a deadline (``Executor/nextDeadline(_:online:settings:)``):
+    /// any not cleared from the inbox (a done one is cleared once its retention ends; an open one
+    /// may expire, wake from a snooze or lose its claim). Read in place.
+    public static func mayHoldTimer(_ a: UnsafePointer<AwaitRequest>) -> Bool { !a.pointee.cleared }
+
     /// What a write to an await nearly always changes: its status, its snoozes.
     @inlinable public static func differsCheaply(_ a: UnsafePointer<AwaitRequest>, _ b: UnsafePointer<AwaitRequest>) -> Bool {
         a.pointee.status != b.pointee.status || a.pointee.snoozeCount != b.pointee.snoozeCount

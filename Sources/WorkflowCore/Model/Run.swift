@@ -197,6 +197,13 @@ extension Run {
             || a.pointee.nextPollAt != b.pointee.nextPollAt || a.pointee.pollCount != b.pointee.pollCount
             || a.pointee.progress != b.pointee.progress
     }
+
+    /// Whether the run could give its workflow a deadline (``Executor/nextDeadline(_:online:settings:)``):
+    /// a submit retry, a download, a poll or a cancel waiting for its time. Read in place.
+    public static func mayHoldTimer(_ r: UnsafePointer<Run>) -> Bool {
+        r.pointee.nextPollAt != nil || r.pointee.nextAttemptAt != nil || r.pointee.nextDownloadAt != nil
+            || r.pointee.nextCancelAt != nil
+    }
 }
 
 /// Text a store made of a record's fields that never change, kept with the record (and every

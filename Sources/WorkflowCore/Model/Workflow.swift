@@ -24,6 +24,11 @@ public struct Workflow: Sendable, Equatable {
         /// compared, stored or copied into a new workflow: a cache for ``Workflow/markClean()``
         /// to keep and gating to read.
         @usableFromInline @exclusivity(unchecked) var taintOriginWhenClean: Bool?
+        /// Whether any run or await could hold a timer (``Run/mayHoldTimer(_:)``,
+        /// ``AwaitRequest/mayHoldTimer(_:)``) when the records were last marked clean; nil until
+        /// worked out. Derived from the records, like ``taintOriginWhenClean``, for
+        /// ``Workflow/markClean()`` to keep and the next deadline to read.
+        @usableFromInline @exclusivity(unchecked) var timersWhenClean: Bool?
 
         @inlinable init(workflowId: String, seq: Int64, templateId: String, title: String, createdAt: Timestamp,
                         updatedAt: Timestamp, archived: Bool, autoRun: Bool, pollingPaused: Bool, status: WorkflowStatus,
@@ -49,6 +54,7 @@ public struct Workflow: Sendable, Equatable {
                             updatedAt: updatedAt, archived: archived, autoRun: autoRun, pollingPaused: pollingPaused,
                             status: status, nodes: nodes, runs: runs, awaits: awaits)
             c.taintOriginWhenClean = taintOriginWhenClean  // about the same clean nodes
+            c.timersWhenClean = timersWhenClean  // and the same clean runs and awaits
             return c
         }
     }
@@ -213,8 +219,10 @@ public struct Workflow: Sendable, Equatable {
     /// records written from now on. Call it on what was just loaded or committed.
     public mutating func markClean() {
         let origin = mayHaveTaintOrigin
+        let timers = mayHoldTimers
         unique()
         storage.taintOriginWhenClean = origin
+        storage.timersWhenClean = timers
         nodes.markClean()
         runs.markClean()
         awaits.markClean()
@@ -233,6 +241,23 @@ public struct Workflow: Sendable, Equatable {
             return false
         }
         return nodes.indices.contains { nodes.withRecord(at: $0, NodeInstance.mayOriginateTaint) }
+    }
+
+    /// Whether some run or await could hold a timer: when none could as last marked clean, only
+    /// the runs and awaits written since are read. Every workflow a call touches has its next
+    /// deadline worked out, and a workflow of local tools (or one whose remote work is over) has
+    /// no timer at all: reading every run for it touched every run's record. Like
+    /// ``mayHaveTaintOrigin``, it counts on the records being those marked clean plus writes.
+    public var mayHoldTimers: Bool {
+        if storage.timersWhenClean == false, !runs.wholesale, !awaits.wholesale {
+            for i in runs.touched where i < runs.count && runs.withRecord(at: i, Run.mayHoldTimer) { return true }
+            for i in awaits.touched where i < awaits.count && awaits.withRecord(at: i, AwaitRequest.mayHoldTimer) {
+                return true
+            }
+            return false
+        }
+        return runs.indices.contains { runs.withRecord(at: $0, Run.mayHoldTimer) }
+            || awaits.indices.contains { awaits.withRecord(at: $0, AwaitRequest.mayHoldTimer) }
     }
 
     /// What differs from `old` (the committed workflow this one was changed from, or `nil` for a
@@ -257,9 +282,9 @@ extension Workflow {
             && title == old.title && createdAt == old.createdAt && updatedAt == old.updatedAt
             && archived == old.archived && autoRun == old.autoRun && pollingPaused == old.pollingPaused
             && status == old.status
-        // Every field of Storage but the three record arrays and the taint cache (derived from
-        // the nodes) is compared above.
-        assert(Mirror(reflecting: storage).children.count == 14, "Workflow.sameOwnFields misses a stored property")
+        // Every field of Storage but the three record arrays and the taint and timer caches
+        // (derived from the records) is compared above.
+        assert(Mirror(reflecting: storage).children.count == 15, "Workflow.sameOwnFields misses a stored property")
         return same
     }
 }
