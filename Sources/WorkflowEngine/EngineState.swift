@@ -168,9 +168,9 @@ final class EngineState {
 /// memory (``EngineState/quietLoaded``). One object per workflow, found with one lookup by its
 /// id and held by a call's staging (``StagedWorkflow/entry``): the call reads its summary and
 /// state, and its commit writes them, with no further lookup (three tables keyed by the id were
-/// each looked up and written again for every workflow a call touched).
-final class WorkflowEntry {
-    let id: String
+/// each looked up and written again for every workflow a call touched). It is also the
+/// workflow's place in the scheduler's lines (``LinePlace``).
+final class WorkflowEntry: LinePlace {
     @exclusivity(unchecked) var summary: WorkflowSummary
     /// The committed workflow, while loaded.
     @exclusivity(unchecked) var workflow: Workflow?
@@ -182,9 +182,9 @@ final class WorkflowEntry {
     var queueCounts: QueueCounts { QueueCounts(summary) }
 
     init(_ summary: WorkflowSummary, workflow: Workflow? = nil) {
-        id = summary.workflowId
         self.summary = summary
         self.workflow = workflow
+        super.init(id: summary.workflowId)
     }
 }
 

@@ -376,6 +376,14 @@ final class UnitOfWork {
         return Found(staged: nil, entry: state.entries[id])
     }
 
+    /// ``find(_:)`` for a workflow in the scheduler's lines: its place there is its entry (a line
+    /// holds only workflows of the engine's state), so only its staging is looked up.
+    func find(_ place: LinePlace) -> Found {
+        if let s = staged[place.id] { return Found(staged: s, entry: nil) }
+        guard let e = place as? WorkflowEntry else { return find(place.id) }
+        return Found(staged: nil, entry: e)
+    }
+
     /// Stages a changed workflow: into `staged` when the call touched it already, else into a
     /// staging made now from `original`, the committed version the caller read, and `entry`,
     /// its entry in the engine's state (so neither is looked up again).

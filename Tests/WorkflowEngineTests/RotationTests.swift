@@ -20,33 +20,41 @@ final class RotationTests: XCTestCase {
         mutating func remove(_ id: String) { members.removeAll { $0.id == id } }
     }
 
+    /// The ids of the line's workflows, in turn order.
+    private static func ids(_ rotation: Rotation) -> [String] { rotation.map(\.id) }
+
     func testRandomJoinsTurnsAndDeparturesKeepTheTurnOrderOfTheRule() {
         var rng = SplitMix64(seed: 11)
-        var rotation = Rotation()
-        var model = Model()
-        var lastServed: [String: Int64] = [:]
+        // Both queues' lines over the same workflows: each keeps its own keys in their places.
+        let rotations = [Rotation(remote: true), Rotation(remote: false)]
+        var models = [Model(), Model()]
+        var lastServed: [[String: Int64]] = [[:], [:]]
         var counter: Int64 = 0
-        let ids = (0..<40).map { "wf-\($0)" }
+        let places = (0..<40).map { LinePlace(id: "wf-\($0)") }
         for step in 0..<20_000 {
-            let id = ids[Int(rng.next() % UInt64(ids.count))]
+            let place = places[Int(rng.next() % UInt64(places.count))]
+            let id = place.id
+            let q = Int(rng.next() % 2)
+            let rotation = rotations[q]
             switch rng.next() % 4 {
-            case 0 where !rotation.contains(id):  // joins the line (its queue was empty)
-                rotation.insert(id, lastServed: lastServed[id] ?? 0)
-                model.insert(id, lastServed: lastServed[id] ?? 0)
+            case 0 where !rotation.contains(place):  // joins the line (its queue was empty)
+                rotation.insert(place, lastServed: lastServed[q][id] ?? 0)
+                models[q].insert(id, lastServed: lastServed[q][id] ?? 0)
             case 1:  // leaves it (nothing queued any more)
-                rotation.remove(id)
-                model.remove(id)
+                rotation.remove(place)
+                models[q].remove(id)
             default:  // served: to the back, if in line
                 counter += 1
-                lastServed[id] = counter
-                if rotation.contains(id) {
-                    rotation.insert(id, lastServed: counter)
-                    model.insert(id, lastServed: counter)
+                lastServed[q][id] = counter
+                if rotation.contains(place) {
+                    rotation.insert(place, lastServed: counter)
+                    models[q].insert(id, lastServed: counter)
                 }
             }
-            XCTAssertEqual(Array(rotation), model.members.map(\.id), "step \(step)")
+            let model = models[q]
+            XCTAssertEqual(Self.ids(rotation), model.members.map(\.id), "step \(step)")
             XCTAssertEqual(rotation.count, model.members.count)
-            if Array(rotation) != model.members.map(\.id) { return }
+            if Self.ids(rotation) != model.members.map(\.id) { return }
         }
     }
 
@@ -56,34 +64,39 @@ final class RotationTests: XCTestCase {
     func testServingTheFrontOfALongLineOverAndOverKeepsTheOrderAcrossTheCompaction() {
         let n = 2_000
         let ids = (0..<n).map { "wf-\($0)" }
-        var rotation = Rotation()
-        for id in ids { rotation.insert(id, lastServed: 0) }
+        let places = ids.map(LinePlace.init)
+        let rotation = Rotation(remote: false)
+        for place in places { rotation.insert(place, lastServed: 0) }
         for served in 1...(2 * n + 500) {
             let front = rotation.first { _ in true }!
             rotation.insert(front, lastServed: Int64(served))
             if served % 500 == 0 || served == n + 1 {
                 let k = served % n
-                let order = Array(rotation)
+                let order = Self.ids(rotation)
                 // Compared whole, reported briefly (2,000 ids would bury the message).
                 XCTAssertTrue(order == Array(ids[k...] + ids[..<k]),
                               "after \(served) serves: \(order.count) in line, from \(order.prefix(3)); expected from \(ids[k])")
             }
         }
-        rotation.remove("wf-7")
+        rotation.remove(places[7])
         XCTAssertEqual(rotation.count, n - 1)
-        XCTAssertEqual(Array(rotation).prefix(3), ["wf-500", "wf-501", "wf-502"])
-        XCTAssertFalse(Array(rotation).contains("wf-7"))
+        XCTAssertEqual(Self.ids(rotation).prefix(3), ["wf-500", "wf-501", "wf-502"])
+        XCTAssertFalse(Self.ids(rotation).contains("wf-7"))
     }
 
-    func testASnapshotKeepsItsOrderWhileTheLineMovesOn() {
-        var rotation = Rotation()
-        for i in 0..<5 { rotation.insert("wf-\(i)", lastServed: 0) }
-        let snapshot = rotation
-        rotation.insert("wf-0", lastServed: 1)
-        rotation.remove("wf-1")
-        XCTAssertEqual(Array(snapshot), ["wf-0", "wf-1", "wf-2", "wf-3", "wf-4"])
-        XCTAssertEqual(Array(rotation), ["wf-2", "wf-3", "wf-4", "wf-0"])
-        XCTAssertTrue(snapshot.contains("wf-1"))
-        XCTAssertFalse(rotation.contains("wf-1"))
+    /// A workflow's place holds its key in each queue's line: joining, being served in or
+    /// leaving one line leaves its place in the other as it was.
+    func testAPlaceKeepsItsKeyInEachLineApart() {
+        let remote = Rotation(remote: true), local = Rotation(remote: false)
+        let places = (0..<4).map { LinePlace(id: "wf-\($0)") }
+        for p in places { remote.insert(p, lastServed: 0) }
+        for p in places.reversed() { local.insert(p, lastServed: 0) }
+        remote.insert(places[0], lastServed: 1)  // served remotely: to the back of that line only
+        local.remove(places[2])
+        XCTAssertEqual(Self.ids(remote), ["wf-1", "wf-2", "wf-3", "wf-0"])
+        XCTAssertEqual(Self.ids(local), ["wf-3", "wf-1", "wf-0"])
+        XCTAssertTrue(remote.contains(places[2]))
+        XCTAssertFalse(local.contains(places[2]))
+        XCTAssertEqual([remote.count, local.count], [4, 3])
     }
 }

@@ -14,84 +14,86 @@ final class Scheduler {
         var totalQueued = 0
         var totalRunning = 0
         /// Workflows with queued runs, in turn order: least recently served first (never served
-        /// before any served), ties in arrival order.
-        var rotation = Rotation()
-        /// When each workflow was last served (a counter; absent = never).
-        var lastServed: [String: Int64] = [:]
+        /// before any served), ties in arrival order. When each was last served is in its
+        /// ``LinePlace``.
+        let rotation: Rotation
         var serveCounter: Int64 = 0
 
-        /// Workflow `id`'s runs in this queue went from `old` to `new`: the totals follow, and it
-        /// leaves the line when nothing of it waits any more. Returns whether it starts waiting:
-        /// it then joins the line now, unless `joinNow` is false (the caller calls ``join(_:)``).
+        init(remote: Bool) { rotation = Rotation(remote: remote) }
+
+        /// When `place` was last served in this queue (0: never).
+        func lastServed(_ place: LinePlace) -> Int64 { rotation.remote ? place.lastServed.remote : place.lastServed.local }
+
+        /// Workflow `place`'s runs in this queue went from `old` to `new`: the totals follow, and
+        /// it leaves the line when nothing of it waits any more. Returns whether it starts
+        /// waiting: it then joins the line now, unless `joinNow` is false (the caller calls
+        /// ``join(_:)``).
         @discardableResult
-        mutating func update(_ id: String, from old: (queued: Int, running: Int), to new: (queued: Int, running: Int),
+        mutating func update(_ place: LinePlace, from old: (queued: Int, running: Int), to new: (queued: Int, running: Int),
                              joinNow: Bool = true) -> Bool {
             totalQueued += new.queued - old.queued
             totalRunning += new.running - old.running
-            assert((old.queued > 0) == rotation.contains(id), "the line holds exactly the workflows with queued runs")
+            assert((old.queued > 0) == rotation.contains(place), "the line holds exactly the workflows with queued runs")
             if new.queued == 0, old.queued > 0 {
-                rotation.remove(id)
+                rotation.remove(place)
             } else if new.queued > 0, old.queued == 0 {
-                if joinNow { join(id) }
+                if joinNow { join(place) }
                 return true
             }
             return false
         }
 
-        /// `id` started waiting: it joins the line by when it was last served.
-        mutating func join(_ id: String) { rotation.insert(id, lastServed: lastServed[id] ?? 0) }
+        /// `place` started waiting: it joins the line by when it was last served.
+        func join(_ place: LinePlace) { rotation.insert(place, lastServed: lastServed(place)) }
 
-        /// `id` had its turn: it goes to the back of the line.
-        mutating func served(_ id: String) {
+        /// `place` had its turn: it goes to the back of the line.
+        mutating func served(_ place: LinePlace) {
             serveCounter += 1
-            lastServed[id] = serveCounter
-            if rotation.contains(id) { rotation.insert(id, lastServed: serveCounter) }
+            if rotation.remote { place.lastServed.remote = serveCounter } else { place.lastServed.local = serveCounter }
+            if rotation.contains(place) { rotation.insert(place, lastServed: serveCounter) }
         }
     }
 
-    @exclusivity(unchecked) private(set) var remote = Queue()
-    @exclusivity(unchecked) private(set) var local = Queue()
-    /// Workflows served in the current call, to move to the back once it commits.
-    @exclusivity(unchecked) private var served: [ResourceClass: [String]] = [:]
+    @exclusivity(unchecked) private(set) var remote = Queue(remote: true)
+    @exclusivity(unchecked) private(set) var local = Queue(remote: false)
+    /// Workflows served in the current call, to move to the back once it commits: each with its
+    /// entry (nil for one the call created, which has its entry once the call commits).
+    @exclusivity(unchecked) private var served: (remote: [(String, WorkflowEntry?)], local: [(String, WorkflowEntry?)]) = ([], [])
 
     func queue(_ c: ResourceClass) -> Queue { c == .remote ? remote : local }
 
-    /// Workflow `id`'s committed counts went from `old` to `new`. Returns whether it started
+    /// Workflow `place`'s committed counts went from `old` to `new`. Returns whether it started
     /// waiting in each queue; it joins that queue's line at once, unless `deferJoins` (the caller
     /// then calls `join`, to order the workflows that started waiting together).
     @discardableResult
-    private func setCommitted(_ id: String, _ new: QueueCounts, old: QueueCounts,
+    private func setCommitted(_ place: LinePlace, _ new: QueueCounts, old: QueueCounts,
                               deferJoins: Bool = false) -> (remote: Bool, local: Bool) {
         guard new != old else { return (false, false) }
         var joins = (remote: false, local: false)
         if new.queuedRemote != old.queuedRemote || new.runningRemote != old.runningRemote {
-            joins.remote = remote.update(id, from: (old.queuedRemote, old.runningRemote),
+            joins.remote = remote.update(place, from: (old.queuedRemote, old.runningRemote),
                                          to: (new.queuedRemote, new.runningRemote), joinNow: !deferJoins)
         }
         if new.queuedLocal != old.queuedLocal || new.runningLocal != old.runningLocal {
-            joins.local = local.update(id, from: (old.queuedLocal, old.runningLocal),
+            joins.local = local.update(place, from: (old.queuedLocal, old.runningLocal),
                                        to: (new.queuedLocal, new.runningLocal), joinNow: !deferJoins)
         }
         return joins
     }
 
-    /// Builds the queues from the persisted summaries (rehydration, on a scheduler that has
-    /// none). When each workflow was last served is not persisted, so the line is rebuilt from
-    /// what is: a workflow holding a slot in a queue has been served there, and goes behind every
-    /// workflow that holds none (those waiting only); within each group, the order the workflows
-    /// last changed (a serve changes one), ties in creation order. So a host that restarts after
-    /// every job still sees its workflows take turns, and restarts starve nobody.
-    func load(_ summaries: [WorkflowSummaryCounts]) {
-        let ordered = summaries.sorted(by: { ($0.updatedAt, $0.seq) < ($1.updatedAt, $1.seq) })
-        for s in ordered {
-            if s.runningRemote > 0 { remote.served(s.workflowId) }
-            if s.runningLocal > 0 { local.served(s.workflowId) }
+    /// Builds the queues from the workflows' persisted summaries (rehydration, on a scheduler
+    /// that has none). When each workflow was last served is not persisted, so the line is
+    /// rebuilt from what is: a workflow holding a slot in a queue has been served there, and goes
+    /// behind every workflow that holds none (those waiting only); within each group, the order
+    /// the workflows last changed (a serve changes one), ties in creation order. So a host that
+    /// restarts after every job still sees its workflows take turns, and restarts starve nobody.
+    func load(_ entries: [WorkflowEntry]) {
+        let ordered = entries.sorted(by: { ($0.summary.updatedAt, $0.summary.seq) < ($1.summary.updatedAt, $1.summary.seq) })
+        for e in ordered {
+            if e.summary.runningRemote > 0 { remote.served(e) }
+            if e.summary.runningLocal > 0 { local.served(e) }
         }
-        for s in ordered {
-            setCommitted(s.workflowId, QueueCounts(queuedRemote: s.queuedRemote, runningRemote: s.runningRemote,
-                                                   queuedLocal: s.queuedLocal, runningLocal: s.runningLocal),
-                         old: QueueCounts())
-        }
+        for e in ordered { setCommitted(e, e.queueCounts, old: QueueCounts()) }
     }
 
     // MARK: A call's view
@@ -119,16 +121,17 @@ final class Scheduler {
             let cap = c == .remote ? uow.config.remoteConcurrency : uow.config.localConcurrency
             var running = self.running(uow, c)
             guard running < cap, queued(uow, c) > 0 else { continue }
-            let committed = queue(c).rotation
-            let lastServed = queue(c).lastServed
+            let line = queue(c)
+            let committed = line.rotation  // not changed until the call commits
             // Turn order: least recently served first, never served before any served, as one
             // line: the committed rotation, with the workflows this call queued for the first
             // time merged into it by when they were last served (behind those of the line served
             // no later, who waited longer), ties in the order they started waiting in the call.
             // So a batch serves as its calls would one by one.
             let waiting = c == .remote ? uow.startedWaiting.remote : uow.startedWaiting.local
-            let fresh = uow.touched.lazy.map(\.id).filter { !committed.contains($0) }
-                .sorted { (lastServed[$0] ?? 0, waiting[$0] ?? Int.max) < (lastServed[$1] ?? 0, waiting[$1] ?? Int.max) }
+            func lastServed(_ s: StagedWorkflow) -> Int64 { s.entry.map(line.lastServed) ?? 0 }
+            let fresh = uow.touched.filter { s in !(s.entry.map(committed.contains) ?? false) }
+                .sorted { (lastServed($0), waiting[$0.id] ?? Int.max) < (lastServed($1), waiting[$1.id] ?? Int.max) }
             let active = uow.activeWorkflow
             if let active {
                 // The active workflow is served until its queue or its cap runs out.
@@ -137,11 +140,11 @@ final class Scheduler {
                 }
             }
             var progressed = true
-            /// Gives `id` its turn; false once the queue is full.
-            func turn(_ id: String) throws(EngineError) -> Bool {
+            /// Gives workflow `id` (as the call finds it) its turn; false once the queue is full.
+            func turn(_ id: String, _ found: @autoclosure () -> UnitOfWork.Found) throws(EngineError) -> Bool {
                 guard id != active else { return true }
                 guard running < cap else { return false }
-                let found = uow.find(id)
+                let found = found()
                 let now = counts(found, c)
                 guard now.queued > 0 else { return true }
                 if try startNext(uow, id, c, found: found, counts: now) {
@@ -150,18 +153,19 @@ final class Scheduler {
                 }
                 return true
             }
+            func turn(_ s: StagedWorkflow) throws(EngineError) -> Bool { try turn(s.id, UnitOfWork.Found(staged: s, entry: nil)) }
             sweep: while running < cap, progressed {
                 progressed = false
                 var next = 0  // the first of `fresh` not given its turn yet in this sweep
-                for id in committed {
+                for place in committed {
                     if next < fresh.count {
-                        let served = lastServed[id] ?? 0
-                        while next < fresh.count, lastServed[fresh[next]] ?? 0 < served {
+                        let served = line.lastServed(place)
+                        while next < fresh.count, lastServed(fresh[next]) < served {
                             guard try turn(fresh[next]) else { break sweep }
                             next += 1
                         }
                     }
-                    guard try turn(id) else { break sweep }
+                    guard try turn(place.id, uow.find(place)) else { break sweep }
                 }
                 while next < fresh.count {
                     guard try turn(fresh[next]) else { break sweep }
@@ -205,7 +209,8 @@ final class Scheduler {
             try executor.reconcile(&wf)  // it never started (inputAssetGone): its consumers notice
         }
         uow.putWorkflow(wf, staged: staged, original: committedOrStaged, entry: entry)
-        served[c, default: []].append(id)
+        let served = (id, lookup.entry ?? lookup.staged?.entry)
+        if c == .remote { self.served.remote.append(served) } else { self.served.local.append(served) }
         return true
     }
 
@@ -214,37 +219,37 @@ final class Scheduler {
     /// Updates the queues' totals and lines with a committed call's workflows, and sends the
     /// workflows it served to the back of their queue's line.
     func committed(_ uow: UnitOfWork) {
-        for (c, ids) in served {
-            for id in ids {
-                if c == .remote { remote.served(id) } else { local.served(id) }
-            }
-        }
-        var joiners: (remote: [String], local: [String]) = ([], [])
+        // A workflow the call created has its entry since the commit.
+        for (id, e) in served.remote { if let e = e ?? uow.state.entries[id] { remote.served(e) } }
+        for (id, e) in served.local { if let e = e ?? uow.state.entries[id] { local.served(e) } }
+        var joiners: (remote: [WorkflowEntry], local: [WorkflowEntry]) = ([], [])
         for s in uow.touched {
-            let id = s.id
             if s.deleted {
-                setCommitted(id, QueueCounts(), old: s.committedCounts)
-                remote.lastServed[id] = nil
-                local.lastServed[id] = nil
+                // Gone from the engine's state with its entry, and so from the lines.
+                if let e = s.entry { setCommitted(e, QueueCounts(), old: s.committedCounts) }
                 continue
             }
-            let joins = setCommitted(id, s.counts, old: s.committedCounts, deferJoins: true)
-            if joins.remote { joiners.remote.append(id) }
-            if joins.local { joiners.local.append(id) }
+            guard let e = s.entry ?? uow.state.entries[s.id] else { continue }
+            let joins = setCommitted(e, s.counts, old: s.committedCounts, deferJoins: true)
+            if joins.remote { joiners.remote.append(e) }
+            if joins.local { joiners.local.append(e) }
         }
         // Workflows that started waiting join their line in the order they did (as the call's
         // own pass took them), behind those of the line served no later.
-        for (c, ids) in [(ResourceClass.remote, joiners.remote), (.local, joiners.local)] where !ids.isEmpty {
+        for (c, entries) in [(ResourceClass.remote, joiners.remote), (.local, joiners.local)] where !entries.isEmpty {
             let order = c == .remote ? uow.startedWaiting.remote : uow.startedWaiting.local
-            for id in ids.enumerated().sorted(by: { (order[$0.element] ?? Int.max, $0.offset) < (order[$1.element] ?? Int.max, $1.offset) }).map(\.element) {
-                if c == .remote { remote.join(id) } else { local.join(id) }
+            let sorted = entries.enumerated().sorted {
+                (order[$0.element.id] ?? Int.max, $0.offset) < (order[$1.element.id] ?? Int.max, $1.offset)
+            }
+            for (_, e) in sorted {
+                if c == .remote { remote.join(e) } else { local.join(e) }
             }
         }
-        served = [:]
+        served = ([], [])
     }
 
     /// A call that did not commit served nobody.
-    func rolledBack() { served = [:] }
+    func rolledBack() { served = ([], []) }
 }
 
 /// Runs waiting for, and holding, a slot in each queue, for one workflow.
@@ -290,15 +295,4 @@ struct QueueCounts: Equatable {
         queuedLocal += a.queuedLocal - b.queuedLocal
         runningLocal += a.runningLocal - b.runningLocal
     }
-}
-
-/// The counts the scheduler needs from a persisted summary.
-struct WorkflowSummaryCounts {
-    var workflowId: String
-    var seq: Int64
-    var updatedAt: Timestamp
-    var queuedRemote: Int
-    var queuedLocal: Int
-    var runningRemote: Int
-    var runningLocal: Int
 }

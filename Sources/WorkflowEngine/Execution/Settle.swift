@@ -113,11 +113,7 @@ extension Engine {
     /// past their lifetime and thumbnails over the cap (either lowered in the config since the
     /// last open) are evicted, and the queues start what they can.
     func resume(snapshot: StoreSnapshot) throws(EngineError) {
-        scheduler.load(snapshot.workflows.map {
-            WorkflowSummaryCounts(workflowId: $0.workflowId, seq: $0.seq, updatedAt: $0.updatedAt, queuedRemote: $0.queuedRemote,
-                                  queuedLocal: $0.queuedLocal, runningRemote: $0.runningRemote,
-                                  runningLocal: $0.runningLocal)
-        })
+        scheduler.load(snapshot.workflows.compactMap { state.entries[$0.workflowId] })
         state.outbox.redeliverTaken()
         let uow = makeUnitOfWork()
         var interrupted = 0
