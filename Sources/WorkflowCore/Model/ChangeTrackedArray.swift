@@ -139,14 +139,17 @@ public struct ChangeTrackedArray<Element: ChangeTrackedRecord>: Sendable, Equata
         guard i < boxes.count, i < other.boxes.count else { return false }
         let (a, b) = (boxes[i], other.boxes[i])
         if a === b { return true }
-        let differs = withUnsafeMutablePointer(to: &a.value) { x in
-            withUnsafeMutablePointer(to: &b.value) { y in Element.differsCheaply(x, y) }
+        // Both read where they are: `a.value == b.value` copied the two records out of their
+        // boxes (every string and table in them retained, then released) for the comparison.
+        return withUnsafeMutablePointer(to: &a.value) { x in
+            withUnsafeMutablePointer(to: &b.value) { y in
+                if Element.differsCheaply(x, y) {
+                    assert(x.pointee != y.pointee, "differsCheaply said that two equal \(Element.self) records differ")
+                    return false
+                }
+                return x.pointee == y.pointee
+            }
         }
-        if differs {
-            assert(a.value != b.value, "differsCheaply said that two equal \(Element.self) records differ")
-            return false
-        }
-        return a.value == b.value
     }
 
     public static func == (a: ChangeTrackedArray, b: ChangeTrackedArray) -> Bool {
