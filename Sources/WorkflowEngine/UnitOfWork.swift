@@ -136,21 +136,34 @@ final class UnitOfWork {
     /// Whether a tool of `kind` is registered, without copying its spec. A call rarely registers
     /// tools: the staged ones are looked in only when there are some.
     func hasTool(_ kind: String) -> Bool {
-        (!tools.isEmpty && tools.index(forKey: kind) != nil) || state.tools.index(forKey: kind) != nil
+        (!tools.isEmpty && tools.index(forKey: kind) != nil) || committedTool(kind) != nil
     }
 
     /// The defaults of the tool of `kind`. A committed tool's are read where it is (a staged
     /// one, rare, is copied).
     func toolDefaults(_ kind: String) -> JSONObject? {
         if !tools.isEmpty, let t = tools[kind] { return t.spec.defaults }  // staged: rare
-        return state.tools[kind]?.stored.spec.defaults
+        return committedTool(kind)?.stored.spec.defaults
     }
 
     /// The class of the tool of `kind`, read as ``toolDefaults(_:)`` reads its defaults.
     func toolClass(_ kind: String) -> ResourceClass? {
         if !tools.isEmpty, let t = tools[kind] { return t.spec.resourceClass }  // staged: rare
-        return state.tools[kind]?.stored.spec.resourceClass
+        return committedTool(kind)?.stored.spec.resourceClass
     }
+
+    /// The committed tool of `kind`, remembered for the rest of the call: the engine's tools
+    /// change only when a call commits, and a completion asks about its node's tool four times or
+    /// more (gating, the run's class and defaults), each lookup hashing the kind. Calls use a
+    /// handful of kinds; past eight, the others are looked up each time.
+    private func committedTool(_ kind: String) -> RegisteredTool? {
+        for asked in committedToolsAsked where asked.kind == kind { return asked.tool }
+        let tool = state.tools[kind]
+        if committedToolsAsked.count < 8 { committedToolsAsked.append((kind, tool)) }
+        return tool
+    }
+
+    @exclusivity(unchecked) private var committedToolsAsked: [(kind: String, tool: RegisteredTool?)] = []
 
     var allTools: [String: ToolSpec] {
         var all = state.tools.mapValues(\.spec)

@@ -391,6 +391,23 @@ final class ProvenanceTests: XCTestCase {
         XCTAssertEqual(h.effects("local.run").first?["params"], ["a": 1, "b": 2])
     }
 
+    /// A call remembers the committed tools it asked for (the engine's change only at a commit):
+    /// one it found missing, then registered, is found after.
+    func testAToolFoundMissingAndThenRegisteredInTheSameBatchIsFoundAfter() throws {
+        let h = try Harness()
+        let t: JSON = ["schema": "app.workflow/v2", "name": "one step",
+                       "nodes": [["id": "g", "kind": "Later", "params": ["b": 2], "outputs": ["text": "TextRef"]]], "edges": []]
+        let template = h.register(template: t)
+        let out = h.call("batch", ["calls": [
+            ["op": "workflow.create", "args": ["templateId": .string(template)]],  // gated: "Tool not installed."
+            ["op": "tool.register", "args": ["kind": "Later", "outputs": ["text": "TextRef"], "defaults": ["a": 1]]],
+            ["op": "workflow.runAllReady", "args": ["workflowId": "wf-1"]],
+        ]])
+        XCTAssertEqual(out["results"]?[0]?["workflowId"], "wf-1")
+        XCTAssertEqual(h.state("wf-1", "g"), "runningLocal")
+        XCTAssertEqual(h.effects("local.run").first?["params"], ["a": 1, "b": 2])
+    }
+
     func testHistoryListsRunsNewestFirstWithTimesAndAParamsDiff() throws {
         let h = try Harness()
         let wf = ranChain(h)
