@@ -68,8 +68,12 @@ extension Engine {
         }
         for tool in snapshot.tools { state.tools[tool.spec.kind] = RegisteredTool(tool) }
         state.providerDefaults = snapshot.providerDefaults
+        var entries: [WorkflowEntry] = []
+        entries.reserveCapacity(snapshot.workflows.count)
         for s in snapshot.workflows {
-            state.entries[s.workflowId] = WorkflowEntry(s)
+            let e = WorkflowEntry(s)
+            state.entries[s.workflowId] = e
+            entries.append(e)
             if let d = s.nextDeadline { state.timers.set(s.workflowId, at: d, order: s.seq) }
         }
         for (runId, workflowId, jobId) in snapshot.activeRuns {
@@ -83,7 +87,7 @@ extension Engine {
         }
         state.outbox = Outbox(effects: snapshot.effects)
         do throws(EngineError) {
-            try resume(snapshot: snapshot)
+            try resume(snapshot: snapshot, entries: entries)
         } catch where error.status == .store || error.status == .internal {
             throw error  // an engine bug stays one
         } catch {

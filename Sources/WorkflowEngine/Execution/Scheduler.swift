@@ -88,12 +88,15 @@ final class Scheduler {
     /// the workflows last changed (a serve changes one), ties in creation order. So a host that
     /// restarts after every job still sees its workflows take turns, and restarts starve nobody.
     func load(_ entries: [WorkflowEntry]) {
-        let ordered = entries.sorted(by: { ($0.summary.updatedAt, $0.summary.seq) < ($1.summary.updatedAt, $1.summary.seq) })
-        for e in ordered {
-            if e.summary.runningRemote > 0 { remote.served(e) }
-            if e.summary.runningLocal > 0 { local.served(e) }
+        // What the order and the queues read of each summary, read once: the summary is an object
+        // of its own, and a sort reading it at every comparison chased two pointers each time.
+        let ordered = entries.map { (updatedAt: $0.summary.updatedAt, seq: $0.summary.seq, counts: $0.queueCounts, entry: $0) }
+            .sorted { ($0.updatedAt, $0.seq) < ($1.updatedAt, $1.seq) }
+        for w in ordered {
+            if w.counts.runningRemote > 0 { remote.served(w.entry) }
+            if w.counts.runningLocal > 0 { local.served(w.entry) }
         }
-        for e in ordered { setCommitted(e, e.queueCounts, old: QueueCounts()) }
+        for w in ordered { setCommitted(w.entry, w.counts, old: QueueCounts()) }
     }
 
     // MARK: A call's view

@@ -111,9 +111,10 @@ extension Engine {
     /// Resumes after opening: local runs that were running are interrupted (they never silently
     /// succeed), effects taken but never answered are delivered again with their ids, previews
     /// past their lifetime and thumbnails over the cap (either lowered in the config since the
-    /// last open) are evicted, and the queues start what they can.
-    func resume(snapshot: StoreSnapshot) throws(EngineError) {
-        scheduler.load(snapshot.workflows.compactMap { state.entries[$0.workflowId] })
+    /// last open) are evicted, and the queues start what they can. `entries`: the workflows' entries
+    /// just made from `snapshot`, in its order.
+    func resume(snapshot: StoreSnapshot, entries: [WorkflowEntry]) throws(EngineError) {
+        scheduler.load(entries)
         state.outbox.redeliverTaken()
         let uow = makeUnitOfWork()
         var interrupted = 0
