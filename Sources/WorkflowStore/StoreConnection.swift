@@ -55,13 +55,17 @@ final class StoreConnection: @unchecked Sendable {
 
     /// Writes this store's token as the file's owner: an engine that opened the file before this
     /// one is refused at its next commit. Not synced: a token only fences off engines that are
-    /// alive, and a power loss leaves none.
+    /// alive, and a power loss leaves none. So the commit runs at `synchronous=NORMAL` (on "full"
+    /// too), which in WAL mode syncs no commit; never at `OFF`, which also skips the syncs of a
+    /// checkpoint the commit may start (the log's before it, the file's after it): the log can
+    /// then be restarted over frames the file never got on disk, and a power loss takes commits
+    /// that were on disk, synced folds included (the journal may then go on from entries the
+    /// tables no longer hold, and the store is refused as damaged).
     func claimOwnership() throws {
         let token = ownerToken
-        let synchronous = alwaysSynced ? "FULL" : "NORMAL"
         dataVersion = try queue.writeWithoutTransaction { db in
-            try db.execute(sql: "PRAGMA synchronous = OFF")
-            defer { try? db.execute(sql: "PRAGMA synchronous = \(synchronous)") }
+            if alwaysSynced { try db.execute(sql: "PRAGMA synchronous = NORMAL") }
+            defer { if alwaysSynced { try? db.execute(sql: "PRAGMA synchronous = FULL") } }
             try db.inTransaction(.immediate) {
                 try db.execute(sql: "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
                                arguments: [Self.ownerKey, token])

@@ -1302,6 +1302,39 @@ final class DurabilityTests: XCTestCase {
         XCTAssertEqual(try store.synchronousLevel(), 2, "FULL, not the NORMAL GRDB sets when it turns on WAL")
     }
 
+    /// An open's claim of the store is not synced, and never turns syncing off: a checkpoint its
+    /// commit starts runs at the commit's level, and at `OFF` it syncs neither the log before it
+    /// nor the file after it, so the log could be restarted over frames the file never got on
+    /// disk and a power loss would take commits that were on disk. Traced on both durabilities,
+    /// with a log that checkpoints at every commit.
+    func testTheOwnershipClaimIsNotSyncedButNeverTurnsSyncingOff() throws {
+        for durability in [Durability.normal, .full] {
+            let path = tempPath()
+            defer { removeStore(path) }
+            XCTAssertNil(try SQLiteStore(path: path, durability: durability).close())  // the schema
+            let queue = try StoreConnection.open(path: path, durability: durability, autocheckpointPages: 1)
+            let connection = StoreConnection(queue: queue, path: path, ownerToken: "test", durability: durability)
+            defer { connection.close() }
+            final class Lines: @unchecked Sendable { var all: [String] = [] }
+            let lines = Lines()
+            queue.inDatabase { db in db.trace(options: .statement) { lines.all.append($0.description) } }
+            try connection.claimOwnership()
+            queue.inDatabase { db in db.trace(options: []) }
+            let sql = lines.all
+            let commit = sql.firstIndex { $0.hasPrefix("COMMIT") }
+            XCTAssertNotNil(commit, "\(durability): the claim committed: \(sql)")
+            XCTAssertFalse(sql.contains("PRAGMA synchronous = OFF"), "\(durability): \(sql)")
+            if durability == .full, let commit {
+                XCTAssertEqual(sql.firstIndex(of: "PRAGMA synchronous = NORMAL").map { $0 < commit }, true,
+                               "not synced on \"full\" either: \(sql)")
+                XCTAssertEqual(sql.lastIndex(of: "PRAGMA synchronous = FULL").map { $0 > commit }, true,
+                               "back to FULL after it: \(sql)")
+            }
+            let level = try queue.read { db in try Int.fetchOne(db, sql: "PRAGMA synchronous") }
+            XCTAssertEqual(level, durability == .full ? 2 : 1, "\(durability): the connection's level after the claim")
+        }
+    }
+
     func testNormalDurabilityIsTheDefault() throws {
         let path = tempPath()
         defer { removeStore(path) }
