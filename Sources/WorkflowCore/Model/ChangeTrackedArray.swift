@@ -90,6 +90,18 @@ public struct ChangeTrackedArray<Element: ChangeTrackedRecord>: Sendable, Equata
         return try withUnsafeMutablePointer(to: &box.value) { try body($0) }
     }
 
+    /// Whether some record passes `test`, read where it is (``withRecord(at:_:)``). With
+    /// `onlyTouched`, only the positions written since ``markClean()`` are read (every one when
+    /// the array is ``wholesale``): for a caller that knows no record passed it when the array was
+    /// marked clean, so that only what was written since can.
+    @inlinable public func containsRecord(onlyTouched: Bool, _ test: (UnsafePointer<Element>) -> Bool) -> Bool {
+        if onlyTouched, !wholesale {
+            for i in touched where i < count && withRecord(at: i, test) { return true }
+            return false
+        }
+        return indices.contains { withRecord(at: $0, test) }
+    }
+
     /// Appends a record (`consuming`: a caller that is done with its record hands it over
     /// instead of the box copying it).
     @inlinable public mutating func append(_ element: consuming Element) {

@@ -234,13 +234,7 @@ public struct Workflow: Sendable, Equatable {
     /// all touched every node's record). Like ``changes(since:)``, it counts on the nodes being
     /// those marked clean plus writes (nodes replaced whole count as all written).
     public var mayHaveTaintOrigin: Bool {
-        if storage.taintOriginWhenClean == false, !nodes.wholesale {
-            for i in nodes.touched where i < nodes.count && nodes.withRecord(at: i, NodeInstance.mayOriginateTaint) {
-                return true
-            }
-            return false
-        }
-        return nodes.indices.contains { nodes.withRecord(at: $0, NodeInstance.mayOriginateTaint) }
+        nodes.containsRecord(onlyTouched: storage.taintOriginWhenClean == false, NodeInstance.mayOriginateTaint)
     }
 
     /// Whether some run or await could hold a timer: when none could as last marked clean, only
@@ -249,15 +243,9 @@ public struct Workflow: Sendable, Equatable {
     /// no timer at all: reading every run for it touched every run's record. Like
     /// ``mayHaveTaintOrigin``, it counts on the records being those marked clean plus writes.
     public var mayHoldTimers: Bool {
-        if storage.timersWhenClean == false, !runs.wholesale, !awaits.wholesale {
-            for i in runs.touched where i < runs.count && runs.withRecord(at: i, Run.mayHoldTimer) { return true }
-            for i in awaits.touched where i < awaits.count && awaits.withRecord(at: i, AwaitRequest.mayHoldTimer) {
-                return true
-            }
-            return false
-        }
-        return runs.indices.contains { runs.withRecord(at: $0, Run.mayHoldTimer) }
-            || awaits.indices.contains { awaits.withRecord(at: $0, AwaitRequest.mayHoldTimer) }
+        let onlyTouched = storage.timersWhenClean == false
+        return runs.containsRecord(onlyTouched: onlyTouched, Run.mayHoldTimer)
+            || awaits.containsRecord(onlyTouched: onlyTouched, AwaitRequest.mayHoldTimer)
     }
 
     /// What differs from `old` (the committed workflow this one was changed from, or `nil` for a
