@@ -7,7 +7,8 @@ import GRDB
 /// The engine's thread appends an entry with every journaled commit (``JournalFile``);
 /// entries are *folded* (their rows written to the tables, in a transaction that also records
 /// the last entry folded) by the store's ``JournalFolder`` on its own thread, or by the engine's
-/// thread itself when it must read the tables, when the backlog is full, or before a commit the
+/// thread itself when it must read the tables, when the backlog is full (after waiting for the
+/// folder's fold under way, if there is one: ``waitForFolderFold()``), or before a commit the
 /// journal does not take. Whoever folds holds ``writeLock``; the folder merges the entries'
 /// images (keeping the last image of each row) before it takes the lock.
 ///
@@ -43,6 +44,12 @@ final class JournalBacklog: @unchecked Sendable {
     private var synced: Int64 = 0
     /// Folds so far (of at least one entry), by either thread.
     private var foldCount = 0
+    /// Whether a fold of the folder's is under way, from its look at the entries waiting to its
+    /// end (its transaction committed, or failed, or nothing folded), and how many have ended:
+    /// guarded by `foldEnded`, which is signalled when one ends.
+    private let foldEnded = NSCondition()
+    private var folderFolding = false
+    private var folderFoldsEnded = 0
 
     /// The store's meta key holding the last entry folded.
     static let foldedThroughKey = "journal.foldedThrough"
@@ -51,6 +58,9 @@ final class JournalBacklog: @unchecked Sendable {
 
     /// Folds of at least one entry so far, by either thread, for tests.
     var folds: Int { lock.withLock { foldCount } }
+
+    /// Whether the folder's fold is under way (``waitForFolderFold()``), for tests.
+    var folderFoldUnderWay: Bool { foldEnded.withLock { folderFolding } }
 
     /// Rows (each image counted), entries and their bytes waiting.
     var counts: (rows: Int, entries: Int, bytes: Int) { lock.withLock { (rows, entries.count, bytes) } }
@@ -162,6 +172,23 @@ final class JournalBacklog: @unchecked Sendable {
         folded(through: last, synced: true)
     }
 
+    /// Waits for the end of the folder's fold under way, if one is (``foldInBackground(on:)``);
+    /// returns whether there was one. For the engine's thread, when the backlog is full: the rows
+    /// that fold took leave the backlog as it ends, and the folder goes on with what came
+    /// meanwhile. Folding the rest on the engine's thread instead (after waiting for that fold's
+    /// transaction all the same) did the folder's work on the engine's thread, while the folder
+    /// had nothing left to fold. The caller must hold nothing the folder needs (``writeLock``,
+    /// the connection).
+    func waitForFolderFold() -> Bool {
+        foldEnded.lock()
+        defer { foldEnded.unlock() }
+        guard folderFolding else { return false }
+        // That fold, not the next: the folder may start another at once, on what came meanwhile.
+        let ended = folderFoldsEnded
+        while folderFoldsEnded == ended { foldEnded.wait() }
+        return true
+    }
+
     /// Makes every fold so far wait on disk: one synced transaction (rewriting the record of the
     /// last entry folded; a synced commit puts everything logged before it on disk). The caller
     /// holds ``writeLock``.
@@ -178,6 +205,14 @@ final class JournalBacklog: @unchecked Sendable {
     /// one synced transaction. Returns whether it folded them; when the engine's thread folded
     /// some of them meanwhile it folds nothing, and the caller looks again.
     func foldInBackground(on connection: StoreConnection) throws -> Bool {
+        foldEnded.withLock { folderFolding = true }
+        defer {
+            foldEnded.lock()
+            folderFolding = false
+            folderFoldsEnded += 1
+            foldEnded.broadcast()
+            foldEnded.unlock()
+        }
         let waiting = snapshot()
         guard let first = waiting.first?.seq, let last = waiting.last?.seq else { return false }
         let merged = try Self.merge(waiting)

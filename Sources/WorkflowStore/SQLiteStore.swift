@@ -255,10 +255,15 @@ public final class SQLiteStore: EngineStore {
     }
 
     /// Folds the engine's thread made before a commit because the backlog was full (with a
-    /// folder that keeps up, none), and folds it made so that the journal's file, past its bound,
-    /// is emptied (``catchUpRows``), for tests.
+    /// folder that keeps up, none), commits that found it full while the folder was folding and
+    /// waited for that fold to end (``JournalBacklog/waitForFolderFold()``; a fold follows only
+    /// if that left it full), and folds it made so that the journal's file, past its bound, is
+    /// emptied (``catchUpRows``), for tests.
     private(set) var foldsWhenFull = 0
+    private(set) var waitsWhenFull = 0
     private(set) var catchUpFolds = 0
+    /// Whether the folder's fold is under way, for tests.
+    var folderFoldUnderWay: Bool { backlog.folderFoldUnderWay }
     /// Folds of the backlog so far, by either thread, for tests.
     var backlogFolds: Int { backlog.folds }
 
@@ -606,7 +611,7 @@ public final class SQLiteStore: EngineStore {
         guard !changes.isEmpty else { return }
         let main = try connection()
         // Only rows that cannot conflict: one journal entry, once the backlog has room for it
-        // (folding it on this thread if not). Otherwise the backlog is folded and the change
+        // (if not, once the folder's fold under way has made room, or folded on this thread). Otherwise the backlog is folded and the change
         // written to the tables, in one transaction.
         // Nothing is journaled with a limit of 0.
         let most = min(journalLimit == 0 || journalByteLimit == 0 ? 0 : journalRowLimit,
@@ -614,10 +619,18 @@ public final class SQLiteStore: EngineStore {
         if let plan = JournalCoding.plan(changes), plan.rows <= most {
             guard plan.rows > 0 else { return }  // only workflows whose rows already say it all
             let body = JournalCoding.encode(changes, plan, directCommits: directCommits)
-            let waiting = backlog.counts
-            if waiting.rows + plan.rows > journalRowLimit || waiting.entries >= journalLimit
-                || waiting.bytes + body.count > journalByteLimit
-            {
+            func full(_ waiting: (rows: Int, entries: Int, bytes: Int)) -> Bool {
+                waiting.rows + plan.rows > journalRowLimit || waiting.entries >= journalLimit
+                    || waiting.bytes + body.count > journalByteLimit
+            }
+            var waiting = backlog.counts
+            if full(waiting), folder != nil, backlog.waitForFolderFold() {
+                // The folder was folding: what it took has left the backlog (unless its fold
+                // failed), and it goes on with the rest while the engine's thread goes on.
+                waitsWhenFull += 1
+                waiting = backlog.counts
+            }
+            if full(waiting) {
                 foldsWhenFull += 1
                 try foldBacklog()
             } else if let folder, backlog.fileBytes >= folder.foldBytes, waiting.entries > 0,

@@ -1258,6 +1258,52 @@ final class JournalTests: XCTestCase {
         }
     }
 
+    /// A commit that finds the backlog full while the folder is folding waits for that fold to
+    /// end, which makes room, instead of folding the rest on the engine's thread (which did the
+    /// folder's work there: in `wf-bench throughput` on a machine whose folder fell behind, a
+    /// fifth of the engine thread's time). Here the folder's fold is kept under way by holding the
+    /// store's writes; the commit that fills the backlog returns only once they are let go and
+    /// that fold is done, having folded nothing itself, and every commit survives a kill.
+    func testACommitThatFindsTheBacklogFullWaitsForTheFoldersFoldInsteadOfFolding() throws {
+        let path = tempPath()
+        defer { removeStore(path) }
+        // The folder starts at 10 rows (half the rows limit) once the tables were last needed
+        // 10 rows ago; one row per commit below.
+        let store = try SQLiteStore(path: path, journalLimit: 1_000, journalRowLimit: 20)
+        var w = try driveOneWorkflow(store, 1)
+        try store.flush()  // nothing waits: the folder's fold below is of these commits alone
+        let holding = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
+        let shared = Box(store)  // its writes held on another thread, which uses nothing else of it
+        Thread {
+            shared.value.withWritesHeld {
+                holding.signal()
+                release.wait()
+            }
+        }.start()
+        holding.wait()
+        var i = 0
+        func commitOne() throws {
+            i += 1
+            try commit(store, &w) { $0.nodes[0].attempts = i }
+        }
+        for _ in 0..<10 { try commitOne() }
+        let deadline = Date(timeIntervalSinceNow: 10)
+        while !store.folderFoldUnderWay, Date() < deadline { usleep(1_000) }
+        XCTAssertTrue(store.folderFoldUnderWay, "the folder took the 10 rows and waits for the writes")
+        for _ in 0..<10 { try commitOne() }
+        XCTAssertEqual(store.backlogCounts.rows, 20, "the backlog is full")
+        XCTAssertEqual(store.waitsWhenFull, 0)
+        // The writes are let go a while after the next commit starts waiting.
+        let letGo = Date(timeIntervalSinceNow: 0.3)
+        DispatchQueue.global().asyncAfter(deadline: .now() + 0.3) { release.signal() }
+        try commitOne()
+        XCTAssertGreaterThanOrEqual(Date().timeIntervalSince(letGo), -0.05, "the commit waited for the folder's fold")
+        XCTAssertEqual(store.waitsWhenFull, 1)
+        XCTAssertEqual(store.foldsWhenFull, 0, "the engine's thread folded nothing")
+        XCTAssertLessThanOrEqual(store.backlogCounts.rows, 20, "the rows the folder's fold took left the backlog")
+        try reopenAfterKill(store) { reopened, _ in XCTAssertEqual(try reopened.loadWorkflow("wf-1"), w) }
+    }
+
     /// The journal's file, emptied only by an append that finds every entry it holds folded, is
     /// emptied once past its bound (half the bytes limit) however the load leaves the folder: with
     /// the folder held (it folds nothing), the engine's thread folds what little waits before the
