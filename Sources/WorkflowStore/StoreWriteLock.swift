@@ -33,6 +33,13 @@ final class StoreWriteLock: @unchecked Sendable {
         return held
     }
 
+    /// How many threads wait for it in ``lockForEngine()`` now (for tests).
+    var enginesWaiting: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return engineWaiting
+    }
+
     func unlock() {
         condition.lock()
         held = false

@@ -574,6 +574,83 @@ final class JournalTests: XCTestCase {
         XCTAssertEqual(try connection.metaValue(JournalBacklog.foldedThroughKey), String(seq))
     }
 
+    /// The engine's thread waiting for the folder's fold waits for the fold under way to end, not
+    /// for a moment with no fold under way: under load the folder starts its next fold at once,
+    /// on what came meanwhile, and such a wait lasted two folds or more (in `wf-bench
+    /// throughput`, 61–113 ms each). Here the folder's first fold is caught in its transaction
+    /// (the test holds the store's connection), a thread waits for the write lock behind it, so
+    /// that the folder's next fold, started at once, is held by that thread; the wait must end
+    /// with the first fold all the same.
+    func testWaitingForTheFoldersFoldEndsWithThatFoldNotWithTheNext() throws {
+        let path = tempPath()
+        defer { removeStore(path) }
+        var w = try closedStoreWithOneWorkflow(path)
+        let (connection, queue, folded) = try owningConnection(path)
+        defer { connection.close() }
+        var seq = folded
+        let backlog = JournalBacklog()
+        func appendEntry() throws {
+            let old = w
+            w.nodes[1].params["n"] = .int(seq)
+            seq += 1
+            backlog.append(try journalEntry(seq, from: old, to: w))
+        }
+        func eventually(_ what: String, _ condition: () -> Bool) {
+            let deadline = Date(timeIntervalSinceNow: 10)
+            while !condition(), Date() < deadline { usleep(1_000) }
+            XCTAssertTrue(condition(), what)
+        }
+        XCTAssertFalse(backlog.waitForFolderFold(), "no fold under way: nothing to wait for")
+        try appendEntry()
+        final class Outcome: @unchecked Sendable {
+            let lock = NSLock()
+            var waited = false, failure: Error?
+        }
+        let outcome = Outcome()
+        let holding = DispatchSemaphore(value: 0), letConnectionGo = DispatchSemaphore(value: 0)
+        let letLockGo = DispatchSemaphore(value: 0)
+        let folderDone = DispatchSemaphore(value: 0), waiterDone = DispatchSemaphore(value: 0)
+        Thread { queue.inDatabase { _ in holding.signal(); letConnectionGo.wait() } }.start()
+        holding.wait()  // the connection is the test's
+        // The folder: a fold, caught in its transaction, then the next one at once.
+        Thread {
+            do {
+                _ = try backlog.foldInBackground(on: connection)
+                _ = try backlog.foldInBackground(on: connection)
+            } catch {
+                outcome.lock.withLock { outcome.failure = error }
+            }
+            folderDone.signal()
+        }.start()
+        eventually("the first fold took the write lock") { backlog.writeLock.isHeld }
+        // Takes the write lock as the first fold lets it go, before the next fold can.
+        Thread {
+            backlog.writeLock.lockForEngine()
+            letLockGo.wait()
+            backlog.writeLock.unlock()
+        }.start()
+        eventually("a thread waits for the write lock") { backlog.writeLock.enginesWaiting == 1 }
+        Thread {
+            let waited = backlog.waitForFolderFold()
+            outcome.lock.withLock { outcome.waited = waited }
+            waiterDone.signal()
+        }.start()
+        usleep(50_000)  // the waiter waits
+        XCTAssertEqual(waiterDone.wait(timeout: .now()), .timedOut, "the wait ended before the fold")
+        try appendEntry()  // what the next fold takes
+        letConnectionGo.signal()
+        XCTAssertEqual(waiterDone.wait(timeout: .now() + 10), .success, "the wait ended with the first fold")
+        XCTAssertTrue(outcome.lock.withLock { outcome.waited })
+        XCTAssertEqual(backlog.foldedThrough, seq - 1, "the first fold's entry folded")
+        eventually("the next fold is under way, held") { backlog.folderFoldUnderWay }
+        letLockGo.signal()
+        XCTAssertEqual(folderDone.wait(timeout: .now() + 10), .success)
+        XCTAssertNil(outcome.lock.withLock { outcome.failure })
+        XCTAssertEqual(backlog.foldedThrough, seq)
+        XCTAssertTrue(backlog.isEmpty)
+        XCTAssertFalse(backlog.folderFoldUnderWay)
+    }
+
     /// Every fold commits synced, on "normal" too (`synchronous=FULL` for its transaction): the
     /// journal drops the entries a fold holds once it is recorded synced, so an unsynced fold lost
     /// to a power cut would take them from both files. Power cuts found a fold left unsynced at
