@@ -611,8 +611,8 @@ public final class SQLiteStore: EngineStore {
         guard !changes.isEmpty else { return }
         let main = try connection()
         // Only rows that cannot conflict: one journal entry, once the backlog has room for it
-        // (if not, once the folder's fold under way has made room, or folded on this thread). Otherwise the backlog is folded and the change
-        // written to the tables, in one transaction.
+        // (made by the folder's fold under way, or by a fold on this thread). Otherwise the
+        // backlog is folded and the change written to the tables, in one transaction.
         // Nothing is journaled with a limit of 0.
         let most = min(journalLimit == 0 || journalByteLimit == 0 ? 0 : journalRowLimit,
                        folding == .background ? journalRowLimit : Self.journaledCommitRows)
