@@ -1381,6 +1381,29 @@ final class JournalTests: XCTestCase {
         try reopenAfterKill(store) { reopened, _ in XCTAssertEqual(try reopened.loadWorkflow("wf-1"), w) }
     }
 
+    /// Commits as fast as they come against a backlog the folder can seldom keep under its limits
+    /// (30 rows: it starts at 15, and every fold is a synced transaction): commits find it full
+    /// again and again (here, 6 to 49 times in 2,000 commits), each waiting for the folder's fold
+    /// or folding, and whatever the mix, the bounds hold after every commit, nothing deadlocks,
+    /// and every commit survives a kill.
+    func testCommitsFasterThanTheFolderKeepTheBoundsAndSurviveAKill() throws {
+        let path = tempPath()
+        defer { removeStore(path) }
+        let store = try SQLiteStore(path: path, journalLimit: 1_000, journalRowLimit: 30)
+        var workflows = try (1...5).map { try driveOneWorkflow(store, $0) }
+        for i in 0..<2_000 {
+            try commit(store, &workflows[i % 5]) {
+                $0.nodes[0].attempts = i
+                if i % 3 == 0 { $0.nodes[1].attempts = i }
+            }
+            XCTAssertLessThanOrEqual(store.backlogCounts.rows, 30, "commit \(i)")
+        }
+        XCTAssertGreaterThan(store.backlogFolds, 10)
+        try reopenAfterKill(store) { reopened, _ in
+            for w in workflows { XCTAssertEqual(try reopened.loadWorkflow(w.workflowId), w) }
+        }
+    }
+
     /// The journal's file, emptied only by an append that finds every entry it holds folded, is
     /// emptied once past its bound (half the bytes limit) however the load leaves the folder: with
     /// the folder held (it folds nothing), the engine's thread folds what little waits before the
