@@ -50,6 +50,7 @@ final class JournalBacklog: @unchecked Sendable {
     private let foldEnded = NSCondition()
     private var folderFolding = false
     private var folderFoldsEnded = 0
+    private var foldWaiters = 0
 
     /// The store's meta key holding the last entry folded.
     static let foldedThroughKey = "journal.foldedThrough"
@@ -59,8 +60,10 @@ final class JournalBacklog: @unchecked Sendable {
     /// Folds of at least one entry so far, by either thread, for tests.
     var folds: Int { lock.withLock { foldCount } }
 
-    /// Whether the folder's fold is under way (``waitForFolderFold()``), for tests.
+    /// Whether the folder's fold is under way (``waitForFolderFold()``), and how many threads wait
+    /// for it to end, for tests.
     var folderFoldUnderWay: Bool { foldEnded.withLock { folderFolding } }
+    var folderFoldWaiters: Int { foldEnded.withLock { foldWaiters } }
 
     /// Rows (each image counted), entries and their bytes waiting.
     var counts: (rows: Int, entries: Int, bytes: Int) { lock.withLock { (rows, entries.count, bytes) } }
@@ -185,7 +188,9 @@ final class JournalBacklog: @unchecked Sendable {
         guard folderFolding else { return false }
         // That fold, not the next: the folder may start another at once, on what came meanwhile.
         let ended = folderFoldsEnded
+        foldWaiters += 1
         while folderFoldsEnded == ended { foldEnded.wait() }
+        foldWaiters -= 1
         return true
     }
 

@@ -635,7 +635,8 @@ final class JournalTests: XCTestCase {
             outcome.lock.withLock { outcome.waited = waited }
             waiterDone.signal()
         }.start()
-        usleep(50_000)  // the waiter waits
+        eventually("the waiter waits") { backlog.folderFoldWaiters == 1 }
+        usleep(20_000)
         XCTAssertEqual(waiterDone.wait(timeout: .now()), .timedOut, "the wait ended before the fold")
         try appendEntry()  // what the next fold takes
         letConnectionGo.signal()
