@@ -262,8 +262,9 @@ public final class SQLiteStore: EngineStore {
     private(set) var foldsWhenFull = 0
     private(set) var waitsWhenFull = 0
     private(set) var catchUpFolds = 0
-    /// Whether the folder's fold is under way, for tests.
+    /// Whether the folder's fold is under way, and how many threads wait for it to end, for tests.
     var folderFoldUnderWay: Bool { backlog.folderFoldUnderWay }
+    var folderFoldWaiters: Int { backlog.folderFoldWaiters }
     /// Folds of the backlog so far, by either thread, for tests.
     var backlogFolds: Int { backlog.folds }
 

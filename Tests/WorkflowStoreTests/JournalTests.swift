@@ -1345,13 +1345,12 @@ final class JournalTests: XCTestCase {
     func testACommitThatFindsTheBacklogFullWaitsForTheFoldersFoldInsteadOfFolding() throws {
         let path = tempPath()
         defer { removeStore(path) }
-        // The folder starts at 10 rows (half the rows limit) once the tables were last needed
-        // 10 rows ago; one row per commit below.
+        // The folder starts at 10 rows (half the rows limit); one row per commit below.
         let store = try SQLiteStore(path: path, journalLimit: 1_000, journalRowLimit: 20)
         var w = try driveOneWorkflow(store, 1)
         try store.flush()  // nothing waits: the folder's fold below is of these commits alone
         let holding = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
-        let shared = Box(store)  // its writes held on another thread, which uses nothing else of it
+        let shared = Box(store)  // its writes held on another thread; a third reads a count
         Thread {
             shared.value.withWritesHeld {
                 holding.signal()
@@ -1367,15 +1366,25 @@ final class JournalTests: XCTestCase {
         for _ in 0..<10 { try commitOne() }
         let deadline = Date(timeIntervalSinceNow: 10)
         while !store.folderFoldUnderWay, Date() < deadline { usleep(1_000) }
-        XCTAssertTrue(store.folderFoldUnderWay, "the folder took the 10 rows and waits for the writes")
+        XCTAssertTrue(store.folderFoldUnderWay, "the folder took the rows waiting and waits for the writes")
         for _ in 0..<10 { try commitOne() }
         XCTAssertEqual(store.backlogCounts.rows, 20, "the backlog is full")
         XCTAssertEqual(store.waitsWhenFull, 0)
-        // The writes are let go a while after the next commit starts waiting.
-        let letGo = Date(timeIntervalSinceNow: 0.3)
-        DispatchQueue.global().asyncAfter(deadline: .now() + 0.3) { release.signal() }
+        // The writes are let go once the next commit waits for the folder's fold, and a while after.
+        final class LetGo: @unchecked Sendable {
+            let lock = NSLock()
+            var done = false
+        }
+        let letGo = LetGo()
+        Thread {
+            let deadline = Date(timeIntervalSinceNow: 10)
+            while shared.value.folderFoldWaiters == 0, Date() < deadline { usleep(1_000) }
+            usleep(100_000)
+            letGo.lock.withLock { letGo.done = true }
+            release.signal()
+        }.start()
         try commitOne()
-        XCTAssertGreaterThanOrEqual(Date().timeIntervalSince(letGo), -0.05, "the commit waited for the folder's fold")
+        XCTAssertTrue(letGo.lock.withLock { letGo.done }, "the commit returned only once the folder's fold could end")
         XCTAssertEqual(store.waitsWhenFull, 1)
         XCTAssertEqual(store.foldsWhenFull, 0, "the engine's thread folded nothing")
         XCTAssertLessThanOrEqual(store.backlogCounts.rows, 20, "the rows the folder's fold took left the backlog")
