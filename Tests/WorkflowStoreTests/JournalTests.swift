@@ -133,6 +133,14 @@ private func reopenAfterKill(_ store: SQLiteStore, _ check: (SQLiteStore, String
     try check(reopened, killed)
 }
 
+/// Changes node b's params in `w` and appends the change to `backlog` as the entry after `seq`.
+private func appendParamsChange(_ backlog: JournalBacklog, _ w: inout Workflow, _ seq: inout Int64) throws {
+    let old = w
+    w.nodes[1].params["n"] = .int(seq)
+    seq += 1
+    backlog.append(try journalEntry(seq, from: old, to: w))
+}
+
 /// A store at `path` holding workflow 1 as created (written straight to the tables), closed;
 /// returns the workflow as stored.
 private func closedStoreWithOneWorkflow(_ path: String) throws -> Workflow {
@@ -589,17 +597,7 @@ final class JournalTests: XCTestCase {
         defer { connection.close() }
         var seq = folded
         let backlog = JournalBacklog()
-        func appendEntry() throws {
-            let old = w
-            w.nodes[1].params["n"] = .int(seq)
-            seq += 1
-            backlog.append(try journalEntry(seq, from: old, to: w))
-        }
-        func eventually(_ what: String, _ condition: () -> Bool) {
-            let deadline = Date(timeIntervalSinceNow: 10)
-            while !condition(), Date() < deadline { usleep(1_000) }
-            XCTAssertTrue(condition(), what)
-        }
+        func appendEntry() throws { try appendParamsChange(backlog, &w, &seq) }
         XCTAssertFalse(backlog.waitForFolderFold(), "no fold under way: nothing to wait for")
         try appendEntry()
         final class Outcome: @unchecked Sendable {
@@ -666,12 +664,7 @@ final class JournalTests: XCTestCase {
         defer { connection.close() }
         var seq = folded
         let backlog = JournalBacklog()
-        func appendEntry() throws {
-            let old = w
-            w.nodes[1].params["n"] = .int(seq)
-            seq += 1
-            backlog.append(try journalEntry(seq, from: old, to: w))
-        }
+        func appendEntry() throws { try appendParamsChange(backlog, &w, &seq) }
         /// The SQL the connection runs during `body`.
         func traced(_ body: () throws -> Void) rethrows -> [String] {
             final class Lines: @unchecked Sendable { var all: [String] = [] }
@@ -1364,9 +1357,7 @@ final class JournalTests: XCTestCase {
             try commit(store, &w) { $0.nodes[0].attempts = i }
         }
         for _ in 0..<10 { try commitOne() }
-        let deadline = Date(timeIntervalSinceNow: 10)
-        while !store.folderFoldUnderWay, Date() < deadline { usleep(1_000) }
-        XCTAssertTrue(store.folderFoldUnderWay, "the folder took the rows waiting and waits for the writes")
+        eventually("the folder took the rows waiting and waits for the writes") { store.folderFoldUnderWay }
         for _ in 0..<10 { try commitOne() }
         XCTAssertEqual(store.backlogCounts.rows, 20, "the backlog is full")
         XCTAssertEqual(store.waitsWhenFull, 0)
