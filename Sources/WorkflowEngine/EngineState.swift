@@ -59,7 +59,11 @@ final class EngineState {
     @exclusivity(unchecked) var providerDefaults: [String: JSONObject] = [:]
 
     // Workflows: the summary of each, the full state of those loaded, in one entry per workflow.
-    @exclusivity(unchecked) var entries: [String: WorkflowEntry] = [:]
+    // Changed only through ``addEntry(_:)``, ``removeEntry(_:)`` and ``setSummary(_:_:)``, which
+    // keep ``searchIndex`` in step.
+    @exclusivity(unchecked) private(set) var entries: [String: WorkflowEntry] = [:]
+    /// Every workflow's search text in one buffer, for `workflow.list`'s search.
+    @exclusivity(unchecked) private(set) var searchIndex = WorkflowSearchIndex()
     /// The loaded workflows that are done and quiet (``isQuiet(_:)``), with when each was last
     /// used: the ones ``dropQuietWorkflows(keeping:)`` may drop from memory. An entry says
     /// whether it is here (``WorkflowEntry/isQuietLoaded``), so that a workflow with work going
@@ -92,6 +96,32 @@ final class EngineState {
 
     /// Workflow `id`'s committed summary.
     func summary(_ id: String) -> WorkflowSummary? { entries[id]?.summary }
+
+    /// Adds the entry of a workflow (one of the same id goes first).
+    func addEntry(_ entry: WorkflowEntry) {
+        if let old = entries.updateValue(entry, forKey: entry.id) { searchIndex.remove(old) }
+        searchIndex.insert(entry)
+    }
+
+    /// Removes workflow `id`'s entry, if any.
+    func removeEntry(_ id: String) {
+        guard let entry = entries.removeValue(forKey: id) else { return }
+        searchIndex.remove(entry)
+    }
+
+    /// Makes `summary` the committed summary of `entry`'s workflow; the search index follows a
+    /// change of its text or template. The text changes only with the title, as a summary is
+    /// made (`Engine.summary`: a title equal to the committed one keeps the committed text, the
+    /// same storage), so a commit that changes neither, as nearly all do, costs two comparisons
+    /// of strings that share their storage, settled at once.
+    func setSummary(_ entry: WorkflowEntry, _ summary: WorkflowSummary) {
+        let moved = entry.summary.searchText != summary.searchText || entry.summary.templateId != summary.templateId
+        entry.summary = summary
+        if moved {
+            searchIndex.remove(entry)
+            searchIndex.insert(entry)
+        }
+    }
 
     /// The loaded workflows, by id: for tests (made on each read).
     var loadedWorkflows: [String: Workflow] {
@@ -176,6 +206,8 @@ final class WorkflowEntry: LinePlace {
     @exclusivity(unchecked) var workflow: Workflow?
     /// Whether it is in ``EngineState/quietLoaded``.
     @exclusivity(unchecked) var isQuietLoaded = false
+    /// Its slot in ``EngineState/searchIndex`` (-1: none).
+    @exclusivity(unchecked) var searchSlot = -1
 
     /// Its committed runs queued and holding a slot (the scheduler's committed counts): its
     /// summary's.

@@ -72,7 +72,7 @@ extension Engine {
         entries.reserveCapacity(snapshot.workflows.count)
         for s in snapshot.workflows {
             let e = WorkflowEntry(s)
-            state.entries[s.workflowId] = e
+            state.addEntry(e)
             entries.append(e)
             if let d = s.nextDeadline { state.timers.set(s.workflowId, at: d, order: s.seq) }
         }

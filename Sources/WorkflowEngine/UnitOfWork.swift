@@ -747,7 +747,7 @@ final class UnitOfWork {
             let id = s.id
             let original = s.original
             if s.deleted {
-                state.entries[id] = nil
+                state.removeEntry(id)
                 state.quietLoaded[id] = nil
                 for r in original?.runs ?? [] {
                     state.activeRuns[r.runId] = nil
@@ -779,11 +779,11 @@ final class UnitOfWork {
             let summary = s.summary
             if let e = s.entry {
                 e.workflow = w
-                if let summary { e.summary = summary }
+                if let summary { state.setSummary(e, summary) }
                 state.noteUse(e, quiet: summary != nil ? s.quiet : EngineState.isQuiet(e.summary))
             } else if let summary {  // always, for a new one (checked by `commit`)
                 let e = WorkflowEntry(summary, workflow: w)
-                state.entries[id] = e
+                state.addEntry(e)
                 state.noteUse(e, quiet: s.quiet)
             }
         }

@@ -3,7 +3,8 @@ import WorkflowCore
 import WorkflowStore
 
 extension Engine {
-    /// `workflow.list`: rows from the summaries kept for every workflow (no workflow is loaded).
+    /// `workflow.list`: rows from the summaries kept for every workflow (no workflow is loaded),
+    /// a search's through the search index (``EngineState/searchIndex``).
     static func listWorkflows(_ engine: Engine, _ uow: UnitOfWork, _ args: Args) throws(EngineError) -> JSON {
         let search = try args.optionalString("search")?.lowercased().trimmingSpaces()
         let filter = try args.optionalChoice("filter", ["all", "active", "done", "failed"]) ?? "all"
@@ -22,25 +23,37 @@ extension Engine {
         }
         let needle = needles[0]
         func found(_ text: String) -> Bool { needles.contains { TextSearch.contains(text, $0) } }
+        // Node titles and ids come from the template: decided once per template.
         var templateMatches: [String: Bool] = [:]
-        for s in try currentSummaries(engine, uow) {
-            if s.archived && !includeArchived { continue }
+        func templateFound(_ templateId: String) -> Bool {
+            if let known = templateMatches[templateId] { return known }
+            let hit = uow.template(templateId).map { found($0.searchText) } ?? false
+            templateMatches[templateId] = hit
+            return hit
+        }
+        func keep(_ s: WorkflowSummary) -> Bool {
+            if s.archived && !includeArchived { return false }
             switch filter {
-            case "active": if s.status != .active { continue }
-            case "done": if s.status != .done { continue }
-            case "failed": if s.status != .failed { continue }
-            default: break
+            case "active": return s.status == .active
+            case "done": return s.status == .done
+            case "failed": return s.status == .failed
+            default: return true
             }
-            if !needle.isEmpty, !found(s.searchText) {
-                // Node titles and ids come from the template: decide once per template.
-                let inTemplate = templateMatches[s.templateId] ?? {
-                    let hit = uow.template(s.templateId).map { found($0.searchText) } ?? false
-                    templateMatches[s.templateId] = hit
-                    return hit
-                }()
-                if !inTemplate { continue }
-            }
-            rows.append(s)
+        }
+        // The committed workflows the search finds (every one without a search), through the
+        // search index: only those are looked at further. Those an earlier call of the same
+        // `batch` changed, created or deleted are taken as that call left them instead.
+        let state = uow.state
+        let candidates = needle.isEmpty ? Array(state.entries.values) : state.searchIndex.matches(needles, templateMatches: templateFound)
+        let staged = !uow.touched.isEmpty
+        for e in candidates where !(staged && uow.stagedEntry(e.id) != nil) {
+            let s = e.summary
+            if keep(s) { rows.append(s) }
+        }
+        for t in uow.touched {
+            guard let wf = t.working else { continue }
+            let s = try engine.summary(uow, wf, staged: t)
+            if keep(s), needle.isEmpty || found(s.searchText) || templateFound(s.templateId) { rows.append(s) }
         }
         if sort == "name" {
             // Alphabetical as a person reads it, the same on every machine: case and accents
@@ -56,17 +69,6 @@ extension Engine {
         }
         let total = rows.count
         return ["rows": .array(rows.prefix(limit).map(row)), "total": JSON(total)]
-    }
-
-    /// Every workflow's summary as this call sees it: the committed ones, with those of the
-    /// workflows an earlier call of the same `batch` changed, created or deleted made anew.
-    static func currentSummaries(_ engine: Engine, _ uow: UnitOfWork) throws(EngineError) -> [WorkflowSummary] {
-        guard !uow.touched.isEmpty else { return uow.state.entries.values.map(\.summary) }
-        var result: [WorkflowSummary] = []
-        result.reserveCapacity(uow.state.entries.count + uow.touched.count)
-        for e in uow.state.entries.values where uow.stagedEntry(e.id) == nil { result.append(e.summary) }
-        for s in uow.touched { if let wf = s.working { result.append(try engine.summary(uow, wf, staged: s)) } }
-        return result
     }
 
     static func row(_ s: WorkflowSummary) -> JSON {
