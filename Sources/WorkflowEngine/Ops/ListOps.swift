@@ -40,13 +40,13 @@ extension Engine {
             default: return true
             }
         }
-        // The committed workflows the search finds (every one without a search), through the
-        // search index: only those are looked at further. Those an earlier call of the same
-        // `batch` changed, created or deleted are taken as that call left them instead.
-        let state = uow.state
-        let candidates = needle.isEmpty ? Array(state.entries.values) : state.searchIndex.matches(needles, templateMatches: templateFound)
+        // The committed workflows the search finds (every one without a search: an empty needle
+        // matches all), through the search index: only those are looked at further. Those an
+        // earlier call of the same `batch` changed, created or deleted are taken as that call
+        // left them instead.
         let staged = !uow.touched.isEmpty
-        for e in candidates where !(staged && uow.stagedEntry(e.id) != nil) {
+        for e in uow.state.searchIndex.matches(needles, templateMatches: templateFound)
+        where !(staged && uow.stagedEntry(e.id) != nil) {
             let s = e.summary
             if keep(s) { rows.append(s) }
         }
