@@ -24,6 +24,18 @@
  *    closes. Had the removal not been synced, a second power cut would put the old entries back;
  *    the last two of them are numbered after what the tables now hold, and follow as many direct
  *    commits, so the next open would replay them over the newer state.
+ *
+ * 3. Both: the open's claim of the store starts a checkpoint of SQLite's log. A process killed
+ *    with the log past the store's checkpoint interval (10,000 pages, SQLiteStore's
+ *    walCheckpointPages) leaves the next open's first commit, the claim of the tables, to start
+ *    the checkpoint. Made here by a raw SQLite connection with the automatic checkpoint off: it
+ *    commits a marker row, then rewrites it until the log is past the interval, and ends without
+ *    closing. The engine opens under the shim (the claim; the checkpoint), makes commits written
+ *    straight to the tables (the first restarts the log over its old frames) and ends without
+ *    closing. The checkpoint must sync the log before it writes the file and the file after:
+ *    run at synchronous=OFF it syncs neither, and a power cut that keeps the log's restart but
+ *    not the file's new pages takes the marker, a commit that was on disk before the open. Each
+ *    cut keeps the file's unsynced writes (none, or all) and a prefix of the log's.
  */
 #define _GNU_SOURCE
 
@@ -34,6 +46,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <sqlite3.h>
 #include <unistd.h>
 #include <workflow.h>
 
@@ -218,12 +231,130 @@ static void dropped_entries_stay_dropped_after_a_second_power_cut(const char *sh
     power_loss_remove_store(store);
 }
 
+/* --- 3. the claim's checkpoint syncs ------------------------------------------------------ */
+
+#define MARKER "committed to the log before the open"
+/* The store's checkpoint interval, in pages of its log (SQLiteStore.walCheckpointPages). */
+#define CHECKPOINT_PAGES 10000
+
+/* Commits the marker row with SQLite's automatic checkpoint off, rewrites it until the log holds
+ * more pages than the checkpoint interval, and ends without closing (a close would checkpoint):
+ * the log as a process killed before its checkpoint leaves it (each rewrite changes the row: SQLite
+ * writes no page for an update that leaves a row as it was). Exit status 0 when the log holds
+ * that many frames. */
+static int child_fill_the_log(const char *store) {
+    sqlite3 *db = NULL;
+    char *error = NULL;
+    if (sqlite3_open(store, &db) != SQLITE_OK ||
+        sqlite3_exec(db,
+                     "PRAGMA journal_mode = WAL; PRAGMA wal_autocheckpoint = 0; PRAGMA synchronous = OFF;"
+                     "CREATE TABLE power_cut_marker (v TEXT NOT NULL, n INTEGER NOT NULL);"
+                     "INSERT INTO power_cut_marker VALUES ('" MARKER "', 0);",
+                     NULL, NULL, &error) != SQLITE_OK) {
+        fprintf(stderr, "chosen-power-cuts: %s\n", error ? error : sqlite3_errmsg(db));
+        return 1;
+    }
+    for (int i = 0; i < CHECKPOINT_PAGES + 100; i++) {
+        if (sqlite3_exec(db, "UPDATE power_cut_marker SET n = n + 1", NULL, NULL, &error) != SQLITE_OK) {
+            fprintf(stderr, "chosen-power-cuts: %s\n", error);
+            return 1;
+        }
+    }
+    sqlite3_stmt *statement = NULL;
+    long long page = 0;
+    if (sqlite3_prepare_v2(db, "PRAGMA page_size", -1, &statement, NULL) == SQLITE_OK &&
+        sqlite3_step(statement) == SQLITE_ROW)
+        page = sqlite3_column_int64(statement, 0);
+    char wal[4300];
+    snprintf(wal, sizeof wal, "%s-wal", store);
+    struct stat st;
+    long long frames = page > 0 && stat(wal, &st) == 0 ? ((long long)st.st_size - 32) / (page + 24) : 0;
+    printf("   (SQLite's log holds %lld frames of %lld bytes)\n", frames, page);
+    fflush(stdout);
+    _exit(frames > CHECKPOINT_PAGES ? 0 : 1); /* no close */
+}
+
+/* Opens the store (its claim starts the checkpoint), then makes commits written straight to the
+ * tables (a tool, a template, a workflow: the first restarts the log) and one journal entry, and
+ * ends without closing. */
+static int child_claim_past_the_checkpoint_mark(const char *store, const char *durability) {
+    wf_engine *engine = open_engine(store, durability);
+    if (!engine) return 1;
+    char workflow_args[256];
+    create_one_remote_node_workflow(engine, workflow_args, sizeof workflow_args);
+    CHECK(clock_advance(engine, 10) == WF_OK, "clock.advance 10 s");
+    fflush(stdout);
+    _exit(checks_failed ? 1 : 0);
+}
+
+/* How many unsynced writes a cut keeps: of the store file, and of SQLite's log; none of the
+ * engine's journal's. */
+struct kept_writes {
+    size_t file, log;
+};
+
+static size_t keep_file_and_log(size_t index, size_t unsynced, void *context) {
+    const struct kept_writes *kept = context;
+    if (index == 0) return kept->file < unsynced ? kept->file : unsynced;
+    if (index == 1) return kept->log < unsynced ? kept->log : unsynced;
+    return 0;
+}
+
+/* The marker row of the store at `store` (read without the engine), or "(missing)". */
+static void read_marker(const char *store, char *out, size_t size) {
+    snprintf(out, size, "(missing)");
+    sqlite3 *db = NULL;
+    sqlite3_stmt *statement = NULL;
+    if (sqlite3_open(store, &db) == SQLITE_OK &&
+        sqlite3_prepare_v2(db, "SELECT v FROM power_cut_marker", -1, &statement, NULL) == SQLITE_OK &&
+        sqlite3_step(statement) == SQLITE_ROW)
+        snprintf(out, size, "%s", (const char *)sqlite3_column_text(statement, 0));
+    sqlite3_finalize(statement);
+    sqlite3_close(db);
+}
+
+static void the_claims_checkpoint_keeps_what_was_on_disk(const char *shim, const char *dir, const char *durability) {
+    printf("-- durability %s: the open's claim of the store starts a checkpoint of SQLite's log, then a power cut\n",
+           durability);
+    char store[4200];
+    snprintf(store, sizeof store, "%s/claim-checkpoint-%s.sqlite", dir, durability);
+    power_loss_remove_store(store);
+    wf_engine *engine = open_engine(store, durability);
+    if (!engine) return;
+    CHECK(wf_engine_close(engine) == WF_OK, "a fresh store, closed");
+    CHECK(run_child(NULL, "fill-the-log", store, NULL) == 0,
+          "a raw SQLite connection committed the marker and left the log past %d pages", CHECKPOINT_PAGES);
+    power_loss_make_images(store);
+    CHECK(run_child(shim, "claim-past-the-checkpoint-mark", store, durability) == 0,
+          "a process under the shim opened the store, made commits and ended without a close");
+    size_t file = power_loss_unsynced(store, 0), log = power_loss_unsynced(store, 1);
+    printf("   (the store file has %zu unsynced writes, SQLite's log %zu)\n", file, log);
+    /* Every prefix of the log's writes with none of the file's (the cut a checkpoint without its
+     * syncs loses to), and all of both. */
+    for (size_t k = 0; k <= log + 1; k++) {
+        struct kept_writes kept = {k <= log ? 0 : file, k <= log ? k : log};
+        power_loss_cut(store, keep_file_and_log, NULL, &kept, 1);
+        engine = open_engine(store, durability);
+        if (engine) CHECK(wf_engine_close(engine) == WF_OK, "closed");
+        char marker[128];
+        read_marker(store, marker, sizeof marker);
+        if (strcmp(marker, MARKER) != 0 || k == 0 || k > log)
+            CHECK(strcmp(marker, MARKER) == 0,
+                  "power cut keeping %zu of the file's unsynced writes and %zu of the log's: the marker is there (%s)",
+                  kept.file, kept.log, marker);
+    }
+    power_loss_remove_store(store);
+}
+
 int main(int argc, char **argv) {
     if (argc >= 4 && strcmp(argv[1], "--child") == 0) {
         if (strcmp(argv[2], "failed-record") == 0) return child_failed_record(argv[3]);
         if (strcmp(argv[2], "entries-after-a-direct-commit") == 0 && argc >= 5)
             return child_entries_after_a_direct_commit(argv[3], argv[4]);
         if (strcmp(argv[2], "reopen-after-the-cut") == 0 && argc >= 5) return child_reopen_after_the_cut(argv[3], argv[4]);
+        if (strcmp(argv[2], "fill-the-log") == 0) return child_fill_the_log(argv[3]);
+        if (strcmp(argv[2], "claim-past-the-checkpoint-mark") == 0 && argc >= 5)
+            return child_claim_past_the_checkpoint_mark(argv[3], argv[4]);
         return 2;
     }
     if (argc != 3) {
@@ -232,5 +363,7 @@ int main(int argc, char **argv) {
     }
     a_failed_record_stays_failed_after_a_power_cut(argv[1], argv[2]);
     dropped_entries_stay_dropped_after_a_second_power_cut(argv[1], argv[2]);
+    the_claims_checkpoint_keeps_what_was_on_disk(argv[1], argv[2], "normal");
+    the_claims_checkpoint_keeps_what_was_on_disk(argv[1], argv[2], "full");
     return checks_report();
 }
