@@ -34,8 +34,10 @@
  *    straight to the tables (the first restarts the log over its old frames) and ends without
  *    closing. The checkpoint must sync the log before it writes the file and the file after:
  *    run at synchronous=OFF it syncs neither, and a power cut that keeps the log's restart but
- *    not the file's new pages takes the marker, a commit that was on disk before the open. Each
- *    cut keeps the file's unsynced writes (none, or all) and a prefix of the log's.
+ *    not the file's new pages takes the marker, a commit that was on disk before the open. The
+ *    store file as of its last sync must hold the marker (the checkpoint ran, and synced), and
+ *    so must the store after each cut, which keeps the file's unsynced writes (none, or all) and
+ *    a prefix of the log's.
  */
 #define _GNU_SOURCE
 
@@ -329,6 +331,21 @@ static void the_claims_checkpoint_keeps_what_was_on_disk(const char *shim, const
           "a process under the shim opened the store, made commits and ended without a close");
     size_t file = power_loss_unsynced(store, 0), log = power_loss_unsynced(store, 1);
     printf("   (the store file has %zu unsynced writes, SQLite's log %zu)\n", file, log);
+    /* The checkpoint ran, and its pages are on disk: the store file as of its last sync (the
+     * shim's image), read alone, holds the marker, which only the log held before the open. */
+    char image[4300], alone[4300], alone_log[4400], alone_index[4400];
+    snprintf(image, sizeof image, "%s.durable", store);
+    snprintf(alone, sizeof alone, "%s/claim-checkpoint-%s-image.sqlite", dir, durability);
+    snprintf(alone_log, sizeof alone_log, "%s-wal", alone);
+    snprintf(alone_index, sizeof alone_index, "%s-shm", alone);
+    copy_or_remove(image, alone);
+    char marker[128];
+    read_marker(alone, marker, sizeof marker);
+    CHECK(strcmp(marker, MARKER) == 0, "the store file on disk holds the marker: the claim's checkpoint ran and synced it (%s)",
+          marker);
+    unlink(alone);
+    unlink(alone_log);
+    unlink(alone_index);
     /* Every prefix of the log's writes with none of the file's (the cut a checkpoint without its
      * syncs loses to), and all of both. */
     for (size_t k = 0; k <= log + 1; k++) {
@@ -336,7 +353,6 @@ static void the_claims_checkpoint_keeps_what_was_on_disk(const char *shim, const
         power_loss_cut(store, keep_file_and_log, NULL, &kept, 1);
         engine = open_engine(store, durability);
         if (engine) CHECK(wf_engine_close(engine) == WF_OK, "closed");
-        char marker[128];
         read_marker(store, marker, sizeof marker);
         if (strcmp(marker, MARKER) != 0 || k == 0 || k > log)
             CHECK(strcmp(marker, MARKER) == 0,
