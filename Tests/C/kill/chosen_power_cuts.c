@@ -354,6 +354,7 @@ static void the_claims_checkpoint_keeps_what_was_on_disk(const char *shim, const
         engine = open_engine(store, durability);
         if (engine) CHECK(wf_engine_close(engine) == WF_OK, "closed");
         read_marker(store, marker, sizeof marker);
+        /* Checked after every cut; printed for the first and the last, and for any that fails. */
         if (strcmp(marker, MARKER) != 0 || k == 0 || k > log)
             CHECK(strcmp(marker, MARKER) == 0,
                   "power cut keeping %zu of the file's unsynced writes and %zu of the log's: the marker is there (%s)",
