@@ -221,6 +221,18 @@ final class BackoffTests: XCTestCase {
         XCTAssertTrue((90...150).contains(next), "then the standard backoff continues (retry 2: ~2 min), was \(next)")
     }
 
+    func test429WithoutRetryAfterIsTransientAndTakesTheStandardBackoff() throws {
+        let h = try Harness()
+        let (wf, runId) = submitRun(h)
+        h.call("job.transportError", ["runId": runId, "httpStatus": 429])
+        XCTAssertEqual(h.state(wf, "stylize1"), "queuedRemote", "too many requests is not a rejection")
+        let first = try XCTUnwrap(secondsUntilResubmit(h))
+        XCTAssertTrue((23...38).contains(first), "~30 s ± 25 % without a Retry-After, was \(first)")
+        h.call("job.transportError", ["runId": runId, "httpStatus": 429])
+        let second = try XCTUnwrap(secondsUntilResubmit(h))
+        XCTAssertTrue((90...150).contains(second), "~2 min ± 25 %, was \(second)")
+    }
+
     func testFour504sStopAfterThreeAutomaticRetriesWithACooldownReason() throws {
         let h = try Harness()
         let (wf, runId) = submitRun(h)
@@ -281,6 +293,29 @@ final class BackoffTests: XCTestCase {
         h.call("job.update", ["jobId": "job-1", "status": "running"])
         XCTAssertNil(h.node(wf, "stylize1")["reconnecting"], "an answer ends Reconnecting…")
         XCTAssertEqual(h.state(wf, "stylize1"), "runningRemote")
+    }
+
+    func testReconnectBackoffStartsAtTenSecondsWhateverThePollInterval() throws {
+        for interval in [2.0, 60.0] {
+            let h = try Harness(extra: ["pollIntervalSeconds": .double(interval)])
+            let (_, runId) = submitRun(h)
+            h.call("job.submitted", ["runId": runId, "jobId": "job-1"])
+            h.advance(interval * 1.2)
+            XCTAssertEqual(h.effects("remote.poll").count, 1, "the first poll after the interval (\(interval) s)")
+            var waits: [Int] = []
+            for _ in 0..<3 {
+                h.call("job.transportError", ["jobId": "job-1"])
+                var waited = 0
+                while h.effects("remote.poll").isEmpty && waited < 400 {
+                    h.advance(1)
+                    waited += 1
+                }
+                waits.append(waited)
+            }
+            XCTAssertTrue((9...11).contains(waits[0]), "from 10 s at a \(interval) s poll interval: \(waits)")
+            XCTAssertTrue((18...22).contains(waits[1]), "\(interval) s: \(waits)")
+            XCTAssertTrue((36...44).contains(waits[2]), "\(interval) s: \(waits)")
+        }
     }
 }
 

@@ -330,7 +330,7 @@ extension Executor {
             ctx.settle(answerKey: AnswerKey.poll(run.runId))
             let failures = run.pollFailures + 1
             wf.runs[r].pollFailures = failures
-            let delay = RetryPolicy.reconnectDelay(interval: ctx.settings.pollIntervalSeconds, failures: failures,
+            let delay = RetryPolicy.reconnectDelay(failures: failures,
                                                    retryAfterSeconds: error.retryAfterSeconds, seed: ctx.settings.seed,
                                                    runId: run.runId)
             if !wf.pollingPaused { wf.runs[r].nextPollAt = ctx.now.adding(seconds: delay) }
@@ -353,7 +353,7 @@ extension Executor {
             }
             let failures = run.downloadFailures + 1
             wf.runs[r].downloadFailures = failures
-            let delay = RetryPolicy.reconnectDelay(interval: ctx.settings.pollIntervalSeconds, failures: failures,
+            let delay = RetryPolicy.reconnectDelay(failures: failures,
                                                    retryAfterSeconds: error.retryAfterSeconds, seed: ctx.settings.seed,
                                                    runId: run.runId + ":download")
             wf.runs[r].nextDownloadAt = ctx.now.adding(seconds: delay)
@@ -388,7 +388,7 @@ extension Executor {
 
     /// The wait before a failed cancel goes again: the reconnect backoff after its failures.
     func cancelDelay(_ run: Run, retryAfterSeconds: Double?) -> Double {
-        RetryPolicy.reconnectDelay(interval: ctx.settings.pollIntervalSeconds, failures: max(1, run.cancelFailures),
+        RetryPolicy.reconnectDelay(failures: max(1, run.cancelFailures),
                                    retryAfterSeconds: retryAfterSeconds, seed: ctx.settings.seed,
                                    runId: run.runId + ":cancel")
     }

@@ -122,8 +122,7 @@ extension Executor {
         }
         if run.pollFailures > 0 {
             // Reconnecting: keep backing off until an answer arrives.
-            let delay = RetryPolicy.reconnectDelay(interval: ctx.settings.pollIntervalSeconds,
-                                                   failures: run.pollFailures, retryAfterSeconds: nil,
+            let delay = RetryPolicy.reconnectDelay(failures: run.pollFailures, retryAfterSeconds: nil,
                                                    seed: ctx.settings.seed, runId: run.runId)
             wf.runs[r].nextPollAt = ctx.now.adding(seconds: delay)
         } else {

@@ -7,7 +7,10 @@ public enum RetryPolicy {
 
     /// Polls every interval ±10 %.
     public static let pollJitter = 0.10
-    /// Transport errors while polling back off from the poll interval, doubling, capped at 5 min.
+    /// Transport errors while polling back off from 10 s, doubling, capped at 5 min (DESIGN §5),
+    /// whatever the poll interval: a host that polls rarely still hears of a recovery soon, and
+    /// one that polls often does not press a provider that is down.
+    public static let reconnectBaseSeconds: Double = 10
     public static let reconnectCapSeconds: Double = 300
 
     public enum SubmitFailure: Equatable {
@@ -59,18 +62,17 @@ public enum RetryPolicy {
         interval * Jitter.factor(seed: seed, key: "poll:\(runId)", attempt: pollNumber, spread: pollJitter)
     }
 
-    /// After transport error number `failures` while polling ("Reconnecting…"): from the poll
-    /// interval, doubling, capped at 5 min, ±10 %. A `Retry-After` is used instead of the
-    /// computed wait, but the cap holds for it too: a live job is checked at least every 5 min,
-    /// whatever the provider asked (DESIGN §5, "back off from 10 s to a 5 min cap"; a finished
-    /// job is not left unnoticed for the up to 7 days a `Retry-After` may ask). Never gives up on
-    /// a live job.
-    public static func reconnectDelay(interval: Double, failures: Int, retryAfterSeconds: Double?, seed: UInt64,
-                                      runId: String) -> Double {
+    /// After transport error number `failures` while polling ("Reconnecting…"): 10 s, doubling,
+    /// capped at 5 min, ±10 %. A `Retry-After` is used instead of the computed wait, but the cap
+    /// holds for it too: a live job is checked at least every 5 min, whatever the provider asked
+    /// (DESIGN §5, "back off from 10 s to a 5 min cap"; a finished job is not left unnoticed for
+    /// the up to 7 days a `Retry-After` may ask). Never gives up on a live job. Downloads and
+    /// cancels that fail back off the same way.
+    public static func reconnectDelay(failures: Int, retryAfterSeconds: Double?, seed: UInt64, runId: String) -> Double {
         if let retryAfterSeconds, retryAfterSeconds >= 0 { return min(retryAfterSeconds, reconnectCapSeconds) }
         let exponent = Double(min(max(failures - 1, 0), 30))
-        let jittered = interval * pow2(exponent) * Jitter.factor(seed: seed, key: "reconnect:\(runId)", attempt: failures,
-                                                                 spread: pollJitter)
+        let jittered = reconnectBaseSeconds * pow2(exponent)
+            * Jitter.factor(seed: seed, key: "reconnect:\(runId)", attempt: failures, spread: pollJitter)
         return min(jittered, reconnectCapSeconds)  // the cap holds, jitter included
     }
 

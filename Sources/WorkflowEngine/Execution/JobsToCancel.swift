@@ -91,7 +91,7 @@ extension Engine {
     }
 
     private static func cancelDelay(_ uow: UnitOfWork, jobId: String, failures: Int, retryAfterSeconds: Double?) -> Double {
-        RetryPolicy.reconnectDelay(interval: uow.settings.pollIntervalSeconds, failures: failures,
+        RetryPolicy.reconnectDelay(failures: failures,
                                    retryAfterSeconds: retryAfterSeconds, seed: uow.settings.seed,
                                    runId: jobId + ":cancel")
     }
