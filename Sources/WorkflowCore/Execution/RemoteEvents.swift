@@ -146,6 +146,12 @@ extension Executor {
         switch update.status {
         case .queued:
             if wf.runs[r].status == .submitting || wf.runs[r].status == .retryWait { wf.runs[r].status = .submitted }
+            // Put back in the provider's queue (a preempted or restarted worker): queued again,
+            // with the job and its slot kept (DESIGN §5, queuedRemote "queued at the provider").
+            if wf.runs[r].status == .running {
+                wf.runs[r].status = .submitted
+                if wf.nodes[n].state == .runningRemote { try setState(&wf, n, .queuedRemote) }
+            }
             // Back from "Reconnecting…": the regular cadence again, not the backoff.
             if wf.runs[r].nextPollAt == nil || wasReconnecting { schedulePoll(&wf, runIndex: r) }
             return .applied

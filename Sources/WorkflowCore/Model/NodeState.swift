@@ -82,7 +82,8 @@ public enum NodeStateMachine {
         .ready: [.blocked, .awaitingUser, .queuedRemote, .runningLocal, .cancelled, .failed],
         .awaitingUser: [.ready, .succeeded, .failed, .cancelled, .skipped, .blocked],
         .queuedRemote: [.runningRemote, .downloading, .succeeded, .failed, .cancelled, .blocked, .queuedRemote],
-        .runningRemote: [.downloading, .succeeded, .failed, .cancelled],
+        // runningRemote → queuedRemote: the provider put the job back in its queue.
+        .runningRemote: [.queuedRemote, .downloading, .succeeded, .failed, .cancelled],
         .runningLocal: [.succeeded, .failed, .cancelled],
         .downloading: [.succeeded, .failed, .cancelled],
         .succeeded: [.ready, .blocked],
