@@ -93,7 +93,9 @@ extension Executor {
             return Appearance(chip: "Queued", tone: .blue, border: .blue, fill: "blue15", progress: nil, status: status)
         case .runningRemote, .runningLocal:
             let reconnecting = run?.reconnecting ?? false
-            let status = reconnecting ? "Reconnecting…" : "Running" + percent(run?.progress)
+            // Offline, a remote job runs on but no status check goes out (seed 000 §6.5, §8).
+            let status = node.state == .runningRemote && !ctx.isOnline ? "Offline — status checks wait for the network"
+                : reconnecting ? "Reconnecting…" : "Running" + percent(run?.progress)
             return Appearance(chip: reconnecting ? "Reconnecting…" : "Running" + percent(run?.progress), tone: .blue,
                               border: .blue, fill: "blue15", progress: run?.progress, status: status)
         case .downloading:
