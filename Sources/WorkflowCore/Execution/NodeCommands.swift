@@ -117,30 +117,38 @@ extension Executor {
     }
 
     /// Candidates for an input port: what its producer made on the feeding port (newest first),
-    /// and the asset bound at creation.
+    /// the asset bound at creation, and the asset selected now if it is none of those.
     public func inputCandidates(_ wf: Workflow, _ n: Int, port: String) -> [String] {
         var out: [String] = []
         if let producer = graph.producers[n][port] {
             out = producedAssets(wf, producer.node, port: producer.port)
         }
         if let bound = wf.nodes[n].bindings[port], !out.contains(bound) { out.append(bound) }
+        if let selected = wf.nodes[n].inputSelections[port], !out.contains(selected) { out.append(selected) }
         return out
     }
 
-    /// "Select Input": pins an input port to one of its candidates (nil returns to the latest).
+    /// "Select Input" and "Replace input…": pins an input port to an asset instead of the
+    /// producer's current output or the asset bound at creation (nil returns to those). The
+    /// candidates are what a shell offers; any existing asset of the port's type is accepted, so
+    /// a person can bind a port nothing produces, replace a bound asset that is gone, or go on
+    /// past an upstream that failed (seed 000 §8, DESIGN §5 "the node waits for a binding").
     public func selectInput(_ wf: inout Workflow, _ n: Int, port: String, assetId: String?) throws(EngineError) {
         let t = graph.nodes[n]
-        guard t.inputs.port(named: port) != nil else {
+        guard let spec = t.inputs.port(named: port) else {
             throw .notFound("unknownPort", "'\(t.id)' has no input port '\(port)'", details: ["port": .string(port)])
         }
         if let assetId {
-            let candidates = inputCandidates(wf, n, port: port)
-            guard candidates.contains(assetId) else {
-                throw .invalid("notACandidate", "\(assetId) is not a candidate for '\(t.id)'.\(port)",
-                               details: ["port": .string(port), "candidates": JSON(candidates)])
+            guard let asset = try ctx.asset(assetId) else {
+                throw .notFound("unknownAsset", "no asset '\(assetId)'",
+                                details: ["assetId": .string(assetId), "port": .string(port),
+                                          "candidates": JSON(inputCandidates(wf, n, port: port))])
             }
-            guard try ctx.asset(assetId) != nil else {
-                throw .notFound("unknownAsset", "asset \(assetId) no longer exists", details: ["assetId": .string(assetId)])
+            guard asset.type == spec.type else {
+                throw .invalid("portTypeMismatch",
+                               "asset \(assetId) is \(asset.type) but '\(t.id)'.\(port) expects \(spec.type)",
+                               details: ["assetId": .string(assetId), "port": .string(port),
+                                         "expected": .string(spec.type), "got": .string(asset.type)])
             }
         }
         wf.nodes[n].inputSelections[port] = assetId
