@@ -347,6 +347,39 @@ final class ProvenanceTests: XCTestCase {
         XCTAssertEqual(h.state(wf, "C"), "succeeded")
     }
 
+    /// Seed 000 §8, "Blocked by upstream failure: … offer Open upstream, Retry upstream, Replace
+    /// input…": the consumer of a failed step goes on with an asset the person brings, and the
+    /// choice is durable.
+    func testReplaceInputLetsAConsumerGoOnPastAFailedUpstreamAndSurvivesAReopen() throws {
+        let h = try Harness(file: true)
+        Templates.registerTextTools(h)
+        let wf = h.create(h.register(template: Templates.chain))
+        h.call("node.run", ["workflowId": .string(wf), "nodeId": "A"])
+        let run = try XCTUnwrap(h.take().first { $0["type"] == "local.run" }?["runId"])
+        h.call("local.completed", ["runId": run, "error": ["code": "badInput", "message": "Nothing to say."]])
+        XCTAssertEqual(h.node(wf, "B")["blockedReason"]?["code"], "upstreamFailed")
+        let actions = h.call("workflow.detail", ["workflowId": .string(wf)])["cards"]?[1]?["actions"]
+        XCTAssertEqual(actions?["openUpstream"], ["enabled": true, "reason": .null, "nodeId": "A"])
+        XCTAssertEqual(actions?["retryUpstream"], ["enabled": true, "reason": .null, "nodeId": "A"])
+        XCTAssertEqual(actions?["replaceInput"], ["enabled": true, "reason": .null, "port": "text"])
+        let image = h.call("asset.import", ["type": "ImageRef", "uri": "file:///in/photo.png"])["assetId"]!
+        let wrong = h.fail("node.selectInput", ["workflowId": .string(wf), "nodeId": "B", "port": "text", "assetId": image])
+        XCTAssertEqual(wrong.code, "portTypeMismatch")
+        XCTAssertEqual(h.state(wf, "B"), "blocked", "a refused replacement changes nothing")
+        let mine = h.call("asset.import", ["type": "TextRef", "uri": .string(TextAsset.uri("mine"))])["assetId"]!
+        h.call("node.selectInput", ["workflowId": .string(wf), "nodeId": "B", "port": "text", "assetId": mine])
+        XCTAssertEqual(h.state(wf, "B"), "ready")
+        try h.reopen()
+        XCTAssertEqual(h.state(wf, "B"), "ready", "the replacement is durable")
+        XCTAssertEqual(h.call("node.inputCandidates", ["workflowId": .string(wf), "nodeId": "B", "port": "text"])["selected"], mine)
+        h.call("workflow.runAllReady", ["workflowId": .string(wf)])
+        for _ in 0..<2 { h.runLocalTools() }
+        XCTAssertEqual(h.state(wf, "C"), "succeeded")
+        let out = try XCTUnwrap(h.node(wf, "C")["outputs"]?["text"])
+        XCTAssertEqual(h.call("asset.get", ["assetId": out])["uri"]?.stringValue, TextAsset.uri("MINE!"))
+        XCTAssertEqual(h.state(wf, "A"), "failed", "the failed step is left as it was")
+    }
+
     func testParamsMergeResetPresetsAndProviderDefaults() throws {
         let h = try Harness()
         Templates.registerStylizeTools(h)

@@ -250,28 +250,43 @@ extension Executor {
         }
         o["cancel"] = action(busy, "Nothing is running")
         // Retry (same inputs).
-        let previous = lastRunWithInputs(wf, n)
-        if busy {
-            o["retry"] = action(false, busyReason)
-        } else if let previous {
-            var gone: String?
-            for port in previous.inputs.keys.sorted() where try ctx.asset(previous.inputs[port]!) == nil {
-                gone = port
-                break
-            }
-            if let gone {
-                o["retry"] = action(false, "The \(gone) input of the last run was deleted")
-            } else if resourceClass(of: n) == .remote, !t.isInteractive, !ctx.isOnline {
-                o["retry"] = action(false, "Offline")
-            } else {
-                o["retry"] = action(true, nil)
-            }
-        } else {
-            o["retry"] = action(false, "Nothing to retry yet")
-        }
+        o["retry"] = try retryAction(wf, n, busy: busy, busyReason: busyReason)
         // Re-run with latest: the same as Run (current edges, newest inputs); shells label it so
         // once a node has run (the card's `hasRun`).
         o["rerunLatest"] = o["run"]
+        // Blocked by a missing input (seed 000 §8): Open upstream and Retry upstream name the step
+        // whose failure, cancel or skip left the input empty; Replace input… names the first
+        // input the node waits for or lacks (`node.selectInput` with any asset of its type).
+        var missingPort: String?
+        var failedUpstream: Int?
+        if !busy, case let .blocked(reason, missing, _) = gate,
+           reason.code == BlockedReason.upstreamFailed || reason.code == BlockedReason.waitingForInput
+        {
+            missingPort = reason.details["port"]?.stringValue ?? missing.first
+            if reason.code == BlockedReason.upstreamFailed, let id = reason.details["upstream"]?.stringValue {
+                failedUpstream = graph.index[id]
+            }
+        }
+        if let u = failedUpstream {
+            let upstreamId = JSON.string(wf.nodes[u].nodeId)
+            var open = action(true, nil).objectValue ?? [:]
+            open["nodeId"] = upstreamId
+            o["openUpstream"] = .object(open)
+            let upstreamBusy = wf.nodes[u].state.isInFlight || isQueued(wf, u)
+            var retry = try retryAction(wf, u, busy: upstreamBusy, busyReason: "Already running").objectValue ?? [:]
+            retry["nodeId"] = upstreamId
+            o["retryUpstream"] = .object(retry)
+        } else {
+            o["openUpstream"] = action(false, "No upstream step failed")
+            o["retryUpstream"] = action(false, "No upstream step failed")
+        }
+        if let missingPort {
+            var replace = action(true, nil).objectValue ?? [:]
+            replace["port"] = .string(missingPort)
+            o["replaceInput"] = .object(replace)
+        } else {
+            o["replaceInput"] = action(false, busy ? busyReason : "No input is missing")
+        }
         // Await actions.
         if let a = openAwait {
             let claim = liveClaim(a)
@@ -306,6 +321,22 @@ extension Executor {
             o["skip"] = action(false, none)
         }
         return o
+    }
+
+    /// Retry (same inputs) of node `n`: enabled when `node.retry` would be accepted.
+    func retryAction(_ wf: Workflow, _ n: Int, busy: Bool, busyReason: String) throws(EngineError) -> JSON {
+        func action(_ enabled: Bool, _ reason: String?) -> JSON {
+            enabled ? ["enabled": true, "reason": .null] : ["enabled": false, "reason": JSON(reason)]
+        }
+        if busy { return action(false, busyReason) }
+        guard let previous = lastRunWithInputs(wf, n) else { return action(false, "Nothing to retry yet") }
+        for port in previous.inputs.keys.sorted() where try ctx.asset(previous.inputs[port]!) == nil {
+            return action(false, "The \(port) input of the last run was deleted")
+        }
+        if resourceClass(of: n) == .remote, !graph.nodes[n].isInteractive, !ctx.isOnline {
+            return action(false, "Offline")
+        }
+        return action(true, nil)
     }
 
     /// The detail toolbar: Run all ready, Pause/Resume polling (with its tooltip), Duplicate.
