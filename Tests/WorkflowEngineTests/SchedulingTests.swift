@@ -186,6 +186,52 @@ final class ConcurrencyCapTests: XCTestCase {
     }
 }
 
+/// TEST PLAN §3, "Node becomes ready. Engine ticks. Node transitions to queuedRemote (or
+/// runningLocal) per schedule": in a workflow running all ready steps, the call that makes a
+/// node ready also schedules it, remote work as `queuedRemote` (submitted, or waiting for a
+/// slot) and local work as `runningLocal`; a ready node with no slot starts when one frees.
+final class ReadyNodeSchedulingTests: XCTestCase {
+    func testANodeThatBecomesReadyIsQueuedRemoteOrRunningLocalPerTheSchedule() throws {
+        let h = try Harness(extra: ["concurrency": ["remote": 1, "local": 1]])
+        Templates.registerTextTools(h)
+        h.register(tool: "StylizeRemote", inputs: ["text": "TextRef"], outputs: ["image": "ImageRef"], remote: true)
+        let t: JSON = ["schema": "app.workflow/v2", "name": "fan out",
+                       "nodes": [["id": "A", "kind": "Text", "params": ["text": "a"], "outputs": ["text": "TextRef"]],
+                                 ["id": "R1", "kind": "StylizeRemote", "inputs": ["text": "TextRef"], "outputs": ["image": "ImageRef"],
+                                  "resources": ["class": "remote"]],
+                                 ["id": "R2", "kind": "StylizeRemote", "inputs": ["text": "TextRef"], "outputs": ["image": "ImageRef"],
+                                  "resources": ["class": "remote"]],
+                                 ["id": "L1", "kind": "Uppercase", "inputs": ["text": "TextRef"], "outputs": ["text": "TextRef"]],
+                                 ["id": "L2", "kind": "Uppercase", "inputs": ["text": "TextRef"], "outputs": ["text": "TextRef"]]],
+                       "edges": [["from": ["A", "text"], "to": ["R1", "text"]], ["from": ["A", "text"], "to": ["R2", "text"]],
+                                 ["from": ["A", "text"], "to": ["L1", "text"]], ["from": ["A", "text"], "to": ["L2", "text"]]]]
+        let wf = h.create(h.register(template: t), ["autoRun": true])
+        XCTAssertEqual(h.state(wf, "A"), "runningLocal")
+        for id in ["R1", "R2", "L1", "L2"] { XCTAssertEqual(h.state(wf, id), "blocked", id) }
+        XCTAssertEqual(h.runLocalTools(), 1)
+        // A's completion made the four ready; the same call scheduled them.
+        XCTAssertEqual(h.state(wf, "R1"), "queuedRemote")
+        XCTAssertEqual(h.state(wf, "R2"), "queuedRemote", "waiting for the remote slot R1 holds")
+        XCTAssertEqual(h.state(wf, "L1"), "runningLocal")
+        XCTAssertEqual(h.state(wf, "L2"), "ready", "waiting for the local slot L1 holds")
+        let effects = h.take()
+        let submits = effects.filter { $0["type"] == "remote.submit" }
+        let locals = effects.filter { $0["type"] == "local.run" }
+        XCTAssertEqual(submits.map { $0["nodeId"] }, ["R1"])
+        XCTAssertEqual(locals.map { $0["nodeId"] }, ["L1"])
+        let stats = h.call("scheduler.stats")
+        XCTAssertEqual(stats["remote"]?["running"], 1)
+        XCTAssertEqual(stats["remote"]?["queued"], 1)
+        XCTAssertEqual(stats["local"]?["queued"], 1)
+        h.call("local.completed", TextTools.run(locals[0]).objectValue!)
+        XCTAssertEqual(h.state(wf, "L1"), "succeeded")
+        XCTAssertEqual(h.state(wf, "L2"), "runningLocal", "the freed local slot went to L2")
+        h.call("job.submitted", ["runId": submits[0]["runId"]!, "jobId": "job-1"])
+        h.call("job.update", ["jobId": "job-1", "status": "succeeded", "outputs": ["image": ["type": "ImageRef", "uri": "file:///1.png"]]])
+        XCTAssertEqual(h.effects("remote.submit").map { $0["nodeId"] }, ["R2"], "the freed remote slot went to R2")
+    }
+}
+
 /// errorPolicy: fail-fast and isolate-node.
 final class ErrorPolicyTests: XCTestCase {
     func testFailFastCancelsTheWorkflowsOtherWorkIncludingRunningJobs() throws {
