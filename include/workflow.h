@@ -23,7 +23,14 @@
  *    integer in text that fits 64 bits) stays an integer, exact over all of
  *    json_int_t; a real (json_real, or text with a fraction or exponent)
  *    stays a real, 4.0 and -0.0 included; an integer in text past 64 bits
- *    becomes a real. Strings inside objects keep every byte, U+0000 too.
+ *    becomes a real. A number in text beyond a double's range (about
+ *    1.8e308) is WF_EINVALID "malformedJSON" ("number out of range"), as
+ *    Jansson's own parser refuses it; a json_t real holding NaN or an
+ *    infinity (which Jansson's constructors refuse, so only a json_t written
+ *    by hand can) is WF_EINVALID "invalidJSON". Strings inside objects keep
+ *    every byte, U+0000 too.
+ *  - A key repeated in one object of JSON text keeps its last value, as
+ *    json_loads() does without JSON_REJECT_DUPLICATES.
  *  - Text crosses the boundary as NUL-terminated UTF-8. A `char **` result is
  *    allocated by the library and must be released with wf_free().
  *  - JSON text the library writes (the result of wf_call_text(),
@@ -119,7 +126,12 @@ typedef enum wf_status {
  * Types
  * ------------------------------------------------------------------------- */
 
-/** An open engine: its store, its clock and its state. Opaque. */
+/**
+ * An open engine: its store, its clock and its state. Opaque: a handle the
+ * library hands out, never reused. A handle that was closed (or never
+ * opened) names no engine: calls with it are WF_ESTATE "engineClosed", and
+ * nothing is read through it, so a stale handle cannot crash the host.
+ */
 typedef struct wf_engine wf_engine;
 
 /**
@@ -226,8 +238,9 @@ int wf_engine_open_text(wf_engine **out, const char *config_json);
  * Every state change was already committed by the call that made it, so
  * nothing is lost by closing. Closing writes what the store's journal still
  * holds into its tables, puts every commit on disk and stops the engine's
- * thread. NULL is a no-op. The handle must not be used afterwards, and must
- * not be freed while another thread is calling it. A failure of those final
+ * thread. NULL, and a handle closed already, are no-ops. Later calls with
+ * the handle are WF_ESTATE "engineClosed". A call running on another thread
+ * meanwhile finishes first, or answers "engineClosed". A failure of those final
  * writes (a failing or full disk) goes unreported here: wf_engine_close()
  * does the same and reports it.
  */
@@ -237,11 +250,12 @@ void wf_engine_free(wf_engine *engine);
  * Close an engine and free it, reporting whether every commit reached the disk.
  *
  * Does what wf_engine_free() does, and returns what its final writes came
- * to. The handle is freed whatever the status, and must not be used
- * afterwards (nor closed while another thread is calling it).
+ * to. The handle is closed whatever the status; later calls with it are
+ * WF_ESTATE "engineClosed".
  *
  * @param engine  An engine from wf_engine_open(); NULL is a no-op that
- *                returns WF_OK.
+ *                returns WF_OK, and a handle closed already is WF_ESTATE
+ *                "engineClosed" (details.argument "engine").
  * @return WF_OK when every commit is on disk (or another engine opened the
  *         store since, and took its journal over); WF_ESTORE with code
  *         "storeWriteFailed" when the disk refused the final writes
@@ -272,7 +286,8 @@ int wf_engine_close(wf_engine *engine);
  * @param result  Receives the result object as a NEW reference, which the
  *                caller releases with json_decref(); NULL on failure. May be
  *                NULL when the caller does not want the result.
- * @param engine  The engine. NULL is WF_EINVALID.
+ * @param engine  The engine. NULL is WF_EINVALID; a closed one is WF_ESTATE
+ *                "engineClosed".
  * @param op      NUL-terminated UTF-8 op name. NULL, invalid UTF-8 or an empty
  *                name is WF_EINVALID; an unknown op is WF_EUNSUPPORTED.
  * @param args    BORROWED. A JSON object; NULL or a JSON null means {}.
@@ -291,7 +306,7 @@ int wf_call(json_t **result, wf_engine *engine, const char *op, const json_t *ar
  *                     UTF-8 JSON text, allocated by the library; the caller
  *                     releases it with wf_free(). NULL on failure. May be NULL
  *                     when the caller does not want the result.
- * @param engine       The engine. NULL is WF_EINVALID.
+ * @param engine       As for wf_call().
  * @param op           As for wf_call().
  * @param args_json    NUL-terminated UTF-8 JSON object text; NULL or "null"
  *                     means {}. Malformed text or invalid UTF-8 is

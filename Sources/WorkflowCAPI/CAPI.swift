@@ -21,15 +21,16 @@ private func invalid(_ argument: String, _ message: String, code: String = "inva
     .invalid(code, message, details: ["argument": .string(argument)])
 }
 
-private func engine(from handle: OpaquePointer?) -> Engine? {
-    guard let handle else { return nil }
-    return Unmanaged<Engine>.fromOpaque(UnsafeRawPointer(handle)).takeUnretainedValue()
+/// The error for a handle that names no open engine (closed already, or never opened).
+private func closedHandle() -> EngineError {
+    .state("engineClosed", "engine is not an open engine: it was closed, or never opened",
+           details: ["argument": "engine"])
 }
 
 private func openEngine(_ out: UnsafeMutablePointer<OpaquePointer?>, _ config: JSON?) -> Int32 {
     do throws(EngineError) {
         let engine = try Engine(configJSON: config)
-        out.pointee = OpaquePointer(Unmanaged.passRetained(engine).toOpaque())
+        out.pointee = HandleTable.insert(engine)
         return finish(nil)
     } catch {
         return finish(error)
@@ -68,15 +69,14 @@ public func wf_engine_open_text(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ 
 
 @_cdecl("wf_engine_free")
 public func wf_engine_free(_ handle: OpaquePointer?) {
-    guard let handle else { return }
-    let engine = Unmanaged<Engine>.fromOpaque(UnsafeRawPointer(handle)).takeRetainedValue()
+    guard let handle, let engine = HandleTable.remove(handle) else { return }
     engine.close()
 }
 
 @_cdecl("wf_engine_close")
 public func wf_engine_close(_ handle: OpaquePointer?) -> Int32 {
     guard let handle else { return finish(nil) }
-    let engine = Unmanaged<Engine>.fromOpaque(UnsafeRawPointer(handle)).takeRetainedValue()
+    guard let engine = HandleTable.remove(handle) else { return finish(closedHandle()) }
     switch engine.close() {
     case .success: return finish(nil)
     case .failure(let error): return finish(error)
@@ -105,7 +105,8 @@ private func parseText(_ text: UnsafePointer<CChar>, name: String) throws(Engine
 private func run(_ handle: OpaquePointer?, _ op: UnsafePointer<CChar>?, argsName: String,
                  _ args: () throws(EngineError) -> JSON?) -> Result<JSON, EngineError>
 {
-    guard let engine = engine(from: handle) else { return .failure(invalid("engine", "engine must not be NULL")) }
+    guard let handle else { return .failure(invalid("engine", "engine must not be NULL")) }
+    guard let engine = HandleTable.engine(handle) else { return .failure(closedHandle()) }
     guard let op else { return .failure(invalid("op", "op must not be NULL")) }
     guard let name = String(validatingCString: op) else {
         return .failure(invalid("op", "op is not valid UTF-8", code: "invalidUTF8"))

@@ -33,7 +33,7 @@ public enum JanssonBridge {
     /// Where conversion failed: what went wrong, and the path to it (innermost step first),
     /// collected while the error unwinds so that successful conversions never build paths.
     private struct Failure: Error {
-        enum Problem { case tooDeep, keyNotUTF8, stringNotUTF8, notJSON }
+        enum Problem { case tooDeep, keyNotUTF8, stringNotUTF8, notJSON, notFinite }
         enum Step {
             case key(String)
             case index(Int)
@@ -60,6 +60,11 @@ public enum JanssonBridge {
                 return .invalid("invalidUTF8", "\(path) is not valid UTF-8", details: ["argument": .string(path)])
             case .notJSON:
                 return .invalid("invalidJSON", "\(path) is not a JSON value", details: ["argument": .string(path)])
+            case .notFinite:
+                // JSON has no NaN or infinity; Jansson's constructors refuse them, a json_t
+                // written by hand may not.
+                return .invalid("invalidJSON", "\(path) is a real that is not finite (NaN or infinity), which JSON cannot hold",
+                                details: ["argument": .string(path)])
             }
         }
     }
@@ -158,7 +163,9 @@ public enum JanssonBridge {
         case JSON_INTEGER:
             return .int(Int64(json_integer_value(p)))
         case JSON_REAL:
-            return .double(json_real_value(p))
+            let d = json_real_value(p)
+            guard d.isFinite else { throw Failure(problem: .notFinite) }
+            return .double(d)
         case JSON_TRUE:
             return .bool(true)
         case JSON_FALSE:

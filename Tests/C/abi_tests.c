@@ -774,6 +774,76 @@ static void test_free_null_noop(void) {
     check_ok_record("after the frees");
 }
 
+/* A handle is a number the library never reuses, not a pointer: after a close (or a free),
+ * calls with it, a second close and a second free are refused or ignored, never a crash. */
+static void test_closed_handle_refused(void) {
+    wf_engine *engine = open_manual_engine();
+    wf_engine *stale = engine;
+    CHECK(wf_engine_close(engine) == WF_OK, "the first close succeeds");
+    char *text = SENTINEL_TEXT;
+    int rc = wf_call_text(&text, stale, "clock.now", NULL);
+    check_error(rc, WF_ESTATE, "engineClosed", "closed", "engine");
+    CHECK(text == NULL, "no result text for a closed engine");
+    json_t *result = NULL;
+    rc = wf_call(&result, stale, "clock.now", NULL);
+    check_error(rc, WF_ESTATE, "engineClosed", "closed", "engine");
+    CHECK(result == NULL, "no result for a closed engine");
+    rc = wf_engine_close(stale);
+    check_error(rc, WF_ESTATE, "engineClosed", NULL, "engine");
+    wf_engine_free(stale); /* a no-op: a crash here ends the test with a failure */
+    printf("  ok   wf_engine_free of a closed handle returned\n");
+
+    wf_engine *fresh = open_manual_engine();
+    CHECK(fresh != stale, "a new engine gets a new handle, not the closed one's");
+    CHECK(call(NULL, fresh, "clock.now", NULL) == WF_OK, "the new engine answers");
+    rc = wf_call_text(NULL, stale, "clock.now", NULL);
+    check_error(rc, WF_ESTATE, "engineClosed", NULL, "engine");
+    wf_engine_free(fresh);
+    rc = wf_call_text(NULL, fresh, "clock.now", NULL);
+    check_error(rc, WF_ESTATE, "engineClosed", NULL, "engine");
+    rc = wf_call_text(NULL, (wf_engine *)(uintptr_t)0x7777770, "clock.now", NULL);
+    check_error(rc, WF_ESTATE, "engineClosed", "never opened", "engine");
+}
+
+typedef struct close_race {
+    wf_engine *engine;
+    pthread_barrier_t *started;
+    int ok;
+    int closed;
+    int other;
+} close_race;
+
+static void *call_until_closed(void *arg) {
+    close_race *r = arg;
+    for (int i = 0; i < 20000; i++) {
+        if (i == 1) pthread_barrier_wait(r->started); /* one call made: the close may come now */
+        int rc = wf_call_text(NULL, r->engine, "clock.advance", "{\"seconds\": 1}");
+        if (rc == WF_OK) r->ok++;
+        else if (rc == WF_ESTATE && str_eq(wf_error_last()->code, "engineClosed")) r->closed++;
+        else r->other++;
+        if (r->closed >= 50) break;
+    }
+    return NULL;
+}
+
+static void test_close_while_another_thread_calls(void) {
+    for (int round = 0; round < 20; round++) {
+        pthread_barrier_t started;
+        pthread_barrier_init(&started, NULL, 2);
+        close_race r = {open_manual_engine(), &started, 0, 0, 0};
+        pthread_t thread;
+        pthread_create(&thread, NULL, call_until_closed, &r);
+        pthread_barrier_wait(&started);
+        int rc = wf_engine_close(r.engine);
+        pthread_join(thread, NULL);
+        pthread_barrier_destroy(&started);
+        CHECK(rc == WF_OK, "round %d: the close succeeds while the other thread calls", round);
+        CHECK(r.other == 0, "round %d: every call either ran or answered engineClosed (%d other)", round, r.other);
+        CHECK(r.closed > 0, "round %d: the calls after the close answered engineClosed (%d ok, %d closed)", round,
+              r.ok, r.closed);
+    }
+}
+
 static void test_version(void) {
     CHECK(wf_libversion_number() == WF_VERSION_NUMBER, "wf_libversion_number() == WF_VERSION_NUMBER (%d vs %d)",
           wf_libversion_number(), WF_VERSION_NUMBER);
@@ -993,6 +1063,47 @@ static void test_json_invalid_utf8(void) {
         CHECK(result == NULL, "the result out-param is set to NULL");
         json_decref(args);
     }
+    wf_engine_free(engine);
+}
+
+/* Jansson's constructors refuse NaN and infinities; a json_t written by hand need not. The
+ * layout is Jansson's json_real_t (jansson_private.h), unchanged since 2.0. */
+typedef struct hand_made_real {
+    json_t json;
+    double value;
+} hand_made_real;
+
+static json_t *real_holding(double value) {
+    json_t *real = json_real(1.0);
+    ((hand_made_real *)real)->value = value;
+    return real;
+}
+
+static void test_json_non_finite_reals(void) {
+    wf_engine *engine = open_manual_engine();
+    const double values[] = {NAN, INFINITY, -INFINITY};
+    const char *names[] = {"NaN", "+infinity", "-infinity"};
+    for (int i = 0; i < 3; i++) {
+        json_t *probe = real_holding(values[i]);
+        if (!(json_real_value(probe) != json_real_value(probe) || isinf(json_real_value(probe)))) {
+            printf("  skip this Jansson lays a real out differently\n");
+            json_decref(probe);
+            break;
+        }
+        json_decref(probe);
+        json_t *args = json_pack("{s:s, s:s, s:{s:[i,o]}}", "type", "ImageRef", "uri", "file:///a.png", "meta", "x",
+                                 1, real_holding(values[i]));
+        json_t *result = SENTINEL_JSON;
+        int rc = wf_call(&result, engine, "asset.import", args);
+        printf("asset.import with a %s real inside meta:\n", names[i]);
+        check_error(rc, WF_EINVALID, "invalidJSON", "not finite", "args.meta.x[1]");
+        CHECK(result == NULL, "the result out-param is set to NULL");
+        json_decref(args);
+    }
+    json_t *assets = NULL;
+    int rc = wf_call(&assets, engine, "cache.usage", NULL);
+    CHECK(rc == WF_OK, "the engine goes on answering");
+    json_decref(assets);
     wf_engine_free(engine);
 }
 
@@ -1758,6 +1869,8 @@ static void test_memory_released(void) {
     X(error_record_per_thread, "each thread reads its own error record")                                         \
     X(out_params_null_on_failure, "out-params are set to NULL on failure")                                       \
     X(free_null_noop, "wf_free(NULL) and wf_engine_free(NULL) are no-ops")                                       \
+    X(closed_handle_refused, "a closed handle is WF_ESTATE engineClosed in calls and a second close; a second free is a no-op") \
+    X(close_while_another_thread_calls, "a close racing another thread's calls: each call runs or answers engineClosed") \
     X(version, "wf_libversion_number / wf_libversion agree with the header")                                     \
     X(default_config, "a NULL config opens an engine with the defaults")                                         \
     X(json_references, "args are borrowed; results are new references owned by the caller")                     \
@@ -1765,6 +1878,7 @@ static void test_memory_released(void) {
     X(json_short_strings, "strings of 15-17 bytes differing in the last byte stay distinct (values and keys)")  \
     X(json_depth_limit, "json_t args nested 512 deep convert, 513 are tooDeep (an empty innermost too), as text")          \
     X(json_invalid_utf8, "invalid UTF-8 in a json_t is invalidUTF8 with details.argument the path to it")      \
+    X(json_non_finite_reals, "a json_t real holding NaN or an infinity is WF_EINVALID invalidJSON naming its path") \
     X(threads_one_engine, "8 threads x 200 calls on one engine get consistent results")                          \
     X(file_store_persists, "a file store keeps templates, tools and the clock across free + reopen")     \
     X(error_record_reset_by_each_success, "a success of any status-reporting function resets a failure record to ok") \
