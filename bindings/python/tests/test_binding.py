@@ -399,6 +399,21 @@ def test_op_with_nul_is_a_value_error(engine: Engine) -> None:
         engine.call("clock.now\0x")
 
 
+def test_json_text_with_nul_is_a_value_error_and_changes_nothing(engine: Engine) -> None:
+    before = engine.call("clock.now")
+    with pytest.raises(ValueError, match="NUL"):
+        engine.call_json("clock.advance", '{"seconds": 5}\0{"garbage":')
+    assert engine.call("clock.now") == before
+
+
+def test_args_nested_past_the_encoder_is_a_type_error(engine: Engine) -> None:
+    deep: list[Any] = []
+    for _ in range(100_000):
+        deep = [deep]
+    with pytest.raises(TypeError, match="cannot be serialised as JSON"):
+        engine.call("clock.advance", {"seconds": deep})
+
+
 @pytest.mark.parametrize("args", [[1], "seconds", 5, ("a", 1)])
 def test_non_dict_args_is_a_type_error(engine: Engine, args: Any) -> None:
     with pytest.raises(TypeError, match="args must be a dict or None"):

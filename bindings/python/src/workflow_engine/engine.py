@@ -26,7 +26,9 @@ def _to_json(value: Mapping[str, Any] | None, what: str) -> bytes | None:
         raise TypeError(f"{what} must be a dict or None, not {type(value).__name__}")
     try:
         return json.dumps(dict(value), allow_nan=False).encode("utf-8")
-    except (TypeError, ValueError) as error:
+    except (TypeError, ValueError, RecursionError) as error:
+        # RecursionError: nested deeper than Python's encoder goes (the engine refuses past
+        # 512 levels anyway).
         raise TypeError(f"{what} cannot be serialised as JSON: {error}") from error
 
 
@@ -52,8 +54,8 @@ def _take_text(out: Any) -> str:
 class _Guard:
     """Lets calls run concurrently but makes close() wait for calls in flight.
 
-    The library serialises calls on one handle itself; what it forbids is freeing a handle
-    while another thread is calling it, which this guard rules out.
+    The library serialises calls on one handle itself, and answers a call that comes after
+    the close with engineClosed; this guard lets the calls already begun finish first.
     """
 
     def __init__(self) -> None:
@@ -111,6 +113,9 @@ class Engine:
 
         Raises TypeError for a non-str op or args that are not a JSON-serialisable dict,
         and a :class:`~workflow_engine.WorkflowError` subclass when the engine refuses.
+        ``args`` is written with :func:`json.dumps`, so its rules hold: keys that are not
+        str become text (``1`` → ``"1"``, ``None`` → ``"null"``), and an int beyond 64 bits
+        arrives as a real (include/workflow.h).
         """
         name = _op_name(op)
         return self._call(name, _to_json(args, "args"))
@@ -119,10 +124,14 @@ class Engine:
         """Like :meth:`call`, with the arguments given as JSON text passed through unchecked.
 
         For hosts that already hold JSON text, and for exercising the engine's own checks
-        (``"[1]"`` is the engine's WF_EINVALID, not a Python TypeError).
+        (``"[1]"`` is the engine's WF_EINVALID, not a Python TypeError). Text holding a NUL
+        character is a ValueError: C text ends there, so the rest would be dropped unseen.
         """
         if args_json is not None and not isinstance(args_json, str):
             raise TypeError(f"args_json must be a str or None, not {type(args_json).__name__}")
+        if args_json is not None and "\0" in args_json:
+            # The C text would end there and the rest be dropped unseen.
+            raise ValueError("args_json must not contain NUL characters (write U+0000 as \\u0000)")
         text = None if args_json is None else args_json.encode("utf-8", errors="surrogatepass")
         return self._call(_op_name(op), text)
 
