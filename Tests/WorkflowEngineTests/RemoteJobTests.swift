@@ -269,22 +269,31 @@ final class BackoffTests: XCTestCase {
         XCTAssertTrue(waits.allSatisfy { (23...38).contains($0) })
     }
 
-    func testTransportErrorsWhilePollingBackOffToFiveMinutesAndNeverGiveUp() throws {
-        let h = try Harness()
-        let (wf, runId) = submitRun(h)
-        h.call("job.submitted", ["runId": runId, "jobId": "job-1"])
+    /// For `count` transport errors of job-1 in a row, the seconds from each to the poll that
+    /// follows it, stepping the clock by 1 s (at most 400); `afterEach` runs after each error.
+    private func secondsToThePollAfterEachTransportError(_ h: Harness, count: Int, afterEach: () -> Void = {}) -> [Int] {
         var waits: [Int] = []
-        h.advance(11)
-        XCTAssertEqual(h.effects("remote.poll").count, 1)
-        for _ in 0..<9 {
+        for _ in 0..<count {
             h.call("job.transportError", ["jobId": "job-1"])
-            XCTAssertEqual(h.node(wf, "stylize1")["reconnecting"], true)
+            afterEach()
             var waited = 0
             while h.effects("remote.poll").isEmpty && waited < 400 {
                 h.advance(1)
                 waited += 1
             }
             waits.append(waited)
+        }
+        return waits
+    }
+
+    func testTransportErrorsWhilePollingBackOffToFiveMinutesAndNeverGiveUp() throws {
+        let h = try Harness()
+        let (wf, runId) = submitRun(h)
+        h.call("job.submitted", ["runId": runId, "jobId": "job-1"])
+        h.advance(11)
+        XCTAssertEqual(h.effects("remote.poll").count, 1)
+        let waits = secondsToThePollAfterEachTransportError(h, count: 9) {
+            XCTAssertEqual(h.node(wf, "stylize1")["reconnecting"], true)
         }
         XCTAssertTrue((9...11).contains(waits[0]), "\(waits)")
         XCTAssertTrue((18...22).contains(waits[1]), "\(waits)")
@@ -302,16 +311,7 @@ final class BackoffTests: XCTestCase {
             h.call("job.submitted", ["runId": runId, "jobId": "job-1"])
             h.advance(interval * 1.2)
             XCTAssertEqual(h.effects("remote.poll").count, 1, "the first poll after the interval (\(interval) s)")
-            var waits: [Int] = []
-            for _ in 0..<3 {
-                h.call("job.transportError", ["jobId": "job-1"])
-                var waited = 0
-                while h.effects("remote.poll").isEmpty && waited < 400 {
-                    h.advance(1)
-                    waited += 1
-                }
-                waits.append(waited)
-            }
+            let waits = secondsToThePollAfterEachTransportError(h, count: 3)
             XCTAssertTrue((9...11).contains(waits[0]), "from 10 s at a \(interval) s poll interval: \(waits)")
             XCTAssertTrue((18...22).contains(waits[1]), "\(interval) s: \(waits)")
             XCTAssertTrue((36...44).contains(waits[2]), "\(interval) s: \(waits)")
