@@ -77,8 +77,6 @@ extension Executor {
                 status = "Offline — waiting for the network"
             } else if let run, run.status == .retryWait, let at = run.nextAttemptAt {
                 status = "Retrying at \(at.rfc3339) (retry \(run.submitFailures) of \(RetryPolicy.maxSubmitRetries))"
-            } else if let run, run.reconnecting {
-                status = "Reconnecting…"
             } else if queued && !ctx.isOnline {
                 status = "Offline — waiting for the network"
             } else if queued {
@@ -86,7 +84,10 @@ extension Executor {
             } else if run?.status == .submitting {
                 status = "Submitting…"
             } else if !ctx.isOnline {
+                // Before Reconnecting…: offline no poll goes out, as on a running or downloading card.
                 status = "Offline — status checks wait for the network"
+            } else if let run, run.reconnecting {
+                status = "Reconnecting…"
             } else {
                 status = "Queued at the provider"
             }
@@ -255,16 +256,25 @@ extension Executor {
         // once a node has run (the card's `hasRun`).
         o["rerunLatest"] = o["run"]
         // Blocked by a missing input (seed 000 §8): Open upstream and Retry upstream name the step
-        // whose failure, cancel or skip left the input empty; Replace input… names the first
-        // input the node waits for or lacks (`node.selectInput` with any asset of its type).
+        // whose failure, cancel or skip left the input empty (or a producer interrupted by a
+        // kill, which waits for its Retry); Replace input… names the first input the node lacks
+        // or waits for (`node.selectInput` with any asset of its type). Only on a blocked card: a
+        // node whose result stands while its upstream failed again shows "Done", not these.
         var missingPort: String?
         var failedUpstream: Int?
-        if !busy, case let .blocked(reason, missing, _) = gate,
-           reason.code == BlockedReason.upstreamFailed || reason.code == BlockedReason.waitingForInput
-        {
+        if node.state == .blocked, case let .blocked(reason, missing, _) = gate {
             missingPort = reason.details["port"]?.stringValue ?? missing.first
             if reason.code == BlockedReason.upstreamFailed, let id = reason.details["upstream"]?.stringValue {
                 failedUpstream = graph.index[id]
+            } else {
+                for port in missing where node.inputSelections[port] == nil {
+                    if let p = graph.producers[n][port], wf.nodes[p.node].state == .failed,
+                       wf.nodes[p.node].lastError?.isInterruption == true
+                    {
+                        failedUpstream = p.node
+                        break
+                    }
+                }
             }
         }
         if let u = failedUpstream {
@@ -285,7 +295,7 @@ extension Executor {
             replace["port"] = .string(missingPort)
             o["replaceInput"] = .object(replace)
         } else {
-            o["replaceInput"] = action(false, busy ? busyReason : "No input is missing")
+            o["replaceInput"] = action(false, "No input is missing")
         }
         // Await actions.
         if let a = openAwait {
