@@ -82,7 +82,15 @@ extension Engine {
             let assetId = try args.optionalNonEmptyString("assetId")  // an id: never empty (null clears)
             return try withWorkflow(uow, args) { (wf, executor) throws(EngineError) -> JSON in
                 let n = try nodeIndex(wf, executor, args)
+                let before = wf.nodes[n].inputSelections[port]
                 try executor.selectInput(&wf, n, port: port, assetId: assetId)
+                // A selection dropped with no workflow deleted: the asset's retention period
+                // (assets.gc) starts again now, as when a workflow referring to it is deleted,
+                // so an asset selected for a while is never collected at once when let go.
+                if let before, before != assetId, !wf.refers(to: before), var asset = try uow.asset(before) {
+                    asset.orphanedAt = uow.now
+                    uow.putAsset(asset)
+                }
                 return ["node": try executor.nodeJSON(wf, n)]
             }
         },
