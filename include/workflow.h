@@ -42,10 +42,12 @@
  *    ("2026-01-01T00:00:30.000Z"); durations in op arguments are seconds.
  *  - Thread safety: the functions of this header may be called from any
  *    thread. Calls on one engine handle are serialised inside the engine;
- *    calls on different handles run independently. wf_engine_free() must not
- *    race with other calls on the same handle. An engine on a file store
- *    starts one thread of its own (see "backgroundWrites" at
- *    wf_engine_open), which never calls the host; wf_engine_free() stops it.
+ *    calls on different handles run independently. wf_engine_free() or
+ *    wf_engine_close() may race with other calls on the same handle: each such
+ *    call runs before the close or answers WF_ESTATE "engineClosed". An
+ *    engine on a file store starts one thread of its own (see
+ *    "backgroundWrites" at wf_engine_open), which never calls the host;
+ *    wf_engine_free() stops it.
  *  - No function of this header aborts the process on bad input: NULL
  *    pointers, invalid UTF-8, malformed JSON, unknown argument names and
  *    wrongly typed arguments are reported as WF_EINVALID with a message and

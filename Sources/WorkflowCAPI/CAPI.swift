@@ -125,7 +125,11 @@ private func run(_ handle: OpaquePointer?, _ op: UnsafePointer<CChar>?, argsName
         }
         object = o
     }
-    return engine.call(name, object)
+    let outcome = engine.call(name, object)
+    // A close on another thread won the race after the handle was looked up: the same record
+    // as for a handle closed before the call.
+    if case let .failure(error) = outcome, error.code == "engineClosed" { return .failure(closedHandle()) }
+    return outcome
 }
 
 @_cdecl("wf_call")
