@@ -785,8 +785,22 @@ static void on_remote_poll(driver *d, const json_t *effect) {
     if (elapsed < j->queued_s) {
         answer(d, "job.update", json_pack("{s:s, s:s}", "jobId", job_id, "status", "queued"));
     } else if (preempted && elapsed >= requeued_from && elapsed < requeued_from + 12) {
-        journal("requeued %s", job_id);
-        answer(d, "job.update", json_pack("{s:s, s:s}", "jobId", job_id, "status", "queued"));
+        /* A node the engine had running must be queued again once the answer is applied. */
+        int status;
+        json_t *before = call_status(&status, d->engine, "node.get",
+                                     json_pack("{s:s, s:s}", "workflowId", d->workflow_id, "nodeId", j->node_id));
+        int was_running = status == WF_OK && eq(str(before, "state"), "runningRemote");
+        json_decref(before);
+        json_t *r = call_status(&status, d->engine, "job.update", json_pack("{s:s, s:s}", "jobId", job_id, "status", "queued"));
+        d->answered++;
+        if (status != WF_OK) {
+            violation("job.update %s queued refused: %s %s", job_id, wf_status_name(status), wf_error_last()->message);
+        } else if (was_running && !eq(str(r, "state"), "queuedRemote")) {
+            violation("job.update %s queued after running left %s %s", job_id, j->node_id, str(r, "state"));
+        } else if (was_running) {
+            journal("requeued %s %s", job_id, j->node_id);
+        }
+        json_decref(r);
     } else if (elapsed < j->queued_s + j->running_s) {
         double progress = (elapsed - j->queued_s) / j->running_s;
         answer(d, "job.update", json_pack("{s:s, s:s, s:f}", "jobId", job_id, "status", "running", "progress", progress));
@@ -1156,7 +1170,7 @@ static int check(uint64_t seed) {
     printf("check %s: %s; %d nodes (%d remote, %d with downloads); %d runs (%d interrupted, %d retries journaled); "
            "%d jobs; %d launches journaled (%d got the engine open); %d remote.submit (%d delivered again after the "
            "provider had made the job: same job id; %d for a run with a job id); %d downloads answered; "
-           "%d polls answered queued again after running; %d answers not applied\n",
+           "%d nodes put back from runningRemote to queuedRemote; %d answers not applied\n",
            name, g_violations ? "FAILED" : "ok", NODE_COUNT, remote_nodes, downloads, runs_total, interrupted_runs,
            retries, d.ledger.count, launches, opened, submits, redelivered, with_job, downloads_answered, requeued,
            not_applied);
