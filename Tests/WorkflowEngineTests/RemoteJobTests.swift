@@ -317,6 +317,24 @@ final class BackoffTests: XCTestCase {
             XCTAssertTrue((36...44).contains(waits[2]), "\(interval) s: \(waits)")
         }
     }
+
+    func testADownloadThatFailsInTransitGoesAgainAfterTenSecondsWhateverThePollInterval() throws {
+        for interval in [2.0, 60.0] {
+            let h = try Harness(extra: ["pollIntervalSeconds": .double(interval)])
+            let (wf, runId) = submitRun(h)
+            h.call("job.submitted", ["runId": runId, "jobId": "job-1"])
+            h.call("job.update", ["jobId": "job-1", "status": "succeeded", "outputs": ["image": ["url": "https://cdn/i.png"]]])
+            XCTAssertEqual(h.state(wf, "stylize1"), "downloading")
+            XCTAssertEqual(h.effects("remote.download").count, 1)
+            h.call("job.transportError", ["runId": runId, "httpStatus": 503])
+            var waited = 0
+            while h.effects("remote.download").isEmpty && waited < 400 {
+                h.advance(1)
+                waited += 1
+            }
+            XCTAssertTrue((9...11).contains(waited), "from 10 s at a \(interval) s poll interval, was \(waited)")
+        }
+    }
 }
 
 /// Step 7: interrupted local work on relaunch.
