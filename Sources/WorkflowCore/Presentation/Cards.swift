@@ -263,7 +263,10 @@ extension Executor {
         var missingPort: String?
         var failedUpstream: Int?
         if node.state == .blocked, case let .blocked(reason, missing, _) = gate {
-            missingPort = reason.details["port"]?.stringValue ?? missing.first
+            // The port an upstream failure names, else the first one missing (only ports the
+            // card lists as missing: a reason may name a port for another cause).
+            let named = reason.details["port"]?.stringValue
+            missingPort = named.flatMap { missing.contains($0) ? $0 : nil } ?? missing.first
             if reason.code == BlockedReason.upstreamFailed, let id = reason.details["upstream"]?.stringValue {
                 failedUpstream = graph.index[id]
             } else {
