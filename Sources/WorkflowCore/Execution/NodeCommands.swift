@@ -139,16 +139,15 @@ extension Executor {
             throw .notFound("unknownPort", "'\(t.id)' has no input port '\(port)'", details: ["port": .string(port)])
         }
         if let assetId {
-            guard let asset = try ctx.asset(assetId) else {
+            guard let type = try ctx.assetType(assetId) else {
                 throw .notFound("unknownAsset", "no asset '\(assetId)'",
                                 details: ["assetId": .string(assetId), "port": .string(port),
                                           "candidates": JSON(inputCandidates(wf, n, port: port))])
             }
-            guard asset.type == spec.type else {
-                throw .invalid("portTypeMismatch",
-                               "asset \(assetId) is \(asset.type) but '\(t.id)'.\(port) expects \(spec.type)",
+            guard type == spec.type else {
+                throw .invalid("portTypeMismatch", "asset \(assetId) is \(type) but '\(t.id)'.\(port) expects \(spec.type)",
                                details: ["assetId": .string(assetId), "port": .string(port),
-                                         "expected": .string(spec.type), "got": .string(asset.type)])
+                                         "expected": .string(spec.type), "got": .string(type)])
             }
         }
         wf.nodes[n].inputSelections[port] = assetId

@@ -225,9 +225,6 @@ extension Executor {
         let node = wf.nodes[n]
         let t = graph.nodes[n]
         let busy = node.state.isInFlight || isQueued(wf, n)
-        func action(_ enabled: Bool, _ reason: String?) -> JSON {
-            enabled ? ["enabled": true, "reason": .null] : ["enabled": false, "reason": JSON(reason)]
-        }
         var busyReason: String {
             switch node.state {
             case .awaitingUser: return "Needs your input first"
@@ -243,13 +240,13 @@ extension Executor {
         var o = JSONObject()
         // Run: a ready node, or one with a result, whose inputs are available.
         if busy {
-            o["run"] = action(false, busyReason)
+            o["run"] = cardAction(false, busyReason)
         } else if let reason = blockedReason {
-            o["run"] = action(false, reason)
+            o["run"] = cardAction(false, reason)
         } else {
-            o["run"] = action(true, nil)
+            o["run"] = cardAction(true, nil)
         }
-        o["cancel"] = action(busy, "Nothing is running")
+        o["cancel"] = cardAction(busy, "Nothing is running")
         // Retry (same inputs).
         o["retry"] = try retryAction(wf, n, busy: busy, busyReason: busyReason)
         // Re-run with latest: the same as Run (current edges, newest inputs); shells label it so
@@ -282,74 +279,67 @@ extension Executor {
         }
         if let u = failedUpstream {
             let upstreamId = JSON.string(wf.nodes[u].nodeId)
-            var open = action(true, nil).objectValue ?? [:]
-            open["nodeId"] = upstreamId
-            o["openUpstream"] = .object(open)
+            o["openUpstream"] = cardAction(true, nil, ["nodeId": upstreamId])
             let upstreamBusy = wf.nodes[u].state.isInFlight || isQueued(wf, u)
-            var retry = try retryAction(wf, u, busy: upstreamBusy, busyReason: "Already running").objectValue ?? [:]
-            retry["nodeId"] = upstreamId
-            o["retryUpstream"] = .object(retry)
+            o["retryUpstream"] = try retryAction(wf, u, busy: upstreamBusy, busyReason: "Already running",
+                                                 extra: ["nodeId": upstreamId])
         } else {
-            o["openUpstream"] = action(false, "No upstream step failed")
-            o["retryUpstream"] = action(false, "No upstream step failed")
+            o["openUpstream"] = cardAction(false, "No upstream step failed")
+            o["retryUpstream"] = cardAction(false, "No upstream step failed")
         }
         if let missingPort {
-            var replace = action(true, nil).objectValue ?? [:]
-            replace["port"] = .string(missingPort)
-            o["replaceInput"] = .object(replace)
+            o["replaceInput"] = cardAction(true, nil, ["port": .string(missingPort)])
         } else {
-            o["replaceInput"] = action(false, "No input is missing")
+            o["replaceInput"] = cardAction(false, "No input is missing")
         }
         // Await actions.
         if let a = openAwait {
             let claim = liveClaim(a)
             if let c = claim {
                 // The claimant may open it again; anyone else is refused (alreadyClaimed).
-                var open = action(true, nil).objectValue ?? [:]
-                open["claimedBy"] = .string(c.claimant)
-                open["leaseExpiresAt"] = JSON(c.leaseExpiresAt)
-                o["openEditor"] = .object(open)
+                o["openEditor"] = cardAction(true, nil, ["claimedBy": .string(c.claimant),
+                                                         "leaseExpiresAt": JSON(c.leaseExpiresAt)])
             } else {
-                o["openEditor"] = action(true, nil)
+                o["openEditor"] = cardAction(true, nil)
             }
             let handled = claim.map { "Being handled by \($0.claimant) until \($0.leaseExpiresAt.rfc3339)" }
             if a.snoozeCount >= ctx.settings.maxSnoozes {
-                o["snooze"] = action(false, "Snoozed \(ctx.settings.maxSnoozes) times already")
+                o["snooze"] = cardAction(false, "Snoozed \(ctx.settings.maxSnoozes) times already")
             } else if let handled {
-                o["snooze"] = action(false, handled)
+                o["snooze"] = cardAction(false, handled)
             } else {
-                o["snooze"] = action(true, nil)
+                o["snooze"] = cardAction(true, nil)
             }
             if !a.skippable {
-                o["skip"] = action(false, "This request cannot be skipped")
+                o["skip"] = cardAction(false, "This request cannot be skipped")
             } else if let handled {
-                o["skip"] = action(false, handled)
+                o["skip"] = cardAction(false, handled)
             } else {
-                o["skip"] = action(true, nil)
+                o["skip"] = cardAction(true, nil)
             }
         } else {
             let none = t.isInteractive ? "No request is waiting" : "This step needs no input"
-            o["openEditor"] = action(false, none)
-            o["snooze"] = action(false, none)
-            o["skip"] = action(false, none)
+            o["openEditor"] = cardAction(false, none)
+            o["snooze"] = cardAction(false, none)
+            o["skip"] = cardAction(false, none)
         }
         return o
     }
 
     /// Retry (same inputs) of node `n`: enabled when `node.retry` would be accepted.
-    func retryAction(_ wf: Workflow, _ n: Int, busy: Bool, busyReason: String) throws(EngineError) -> JSON {
-        func action(_ enabled: Bool, _ reason: String?) -> JSON {
-            enabled ? ["enabled": true, "reason": .null] : ["enabled": false, "reason": JSON(reason)]
-        }
-        if busy { return action(false, busyReason) }
-        guard let previous = lastRunWithInputs(wf, n) else { return action(false, "Nothing to retry yet") }
+    /// `extra` members are added to the action (a Retry upstream names its node).
+    func retryAction(_ wf: Workflow, _ n: Int, busy: Bool, busyReason: String, extra: JSONObject = [:])
+        throws(EngineError) -> JSON
+    {
+        if busy { return cardAction(false, busyReason, extra) }
+        guard let previous = lastRunWithInputs(wf, n) else { return cardAction(false, "Nothing to retry yet", extra) }
         for port in previous.inputs.keys.sorted() where try ctx.asset(previous.inputs[port]!) == nil {
-            return action(false, "The \(port) input of the last run was deleted")
+            return cardAction(false, "The \(port) input of the last run was deleted", extra)
         }
         if resourceClass(of: n) == .remote, !graph.nodes[n].isInteractive, !ctx.isOnline {
-            return action(false, "Offline")
+            return cardAction(false, "Offline", extra)
         }
-        return action(true, nil)
+        return cardAction(true, nil, extra)
     }
 
     /// The detail toolbar: Run all ready, Pause/Resume polling (with its tooltip), Duplicate.
@@ -368,6 +358,14 @@ extension Executor {
             "duplicate": ["enabled": true],
         ]
     }
+}
+
+/// A card action: `{enabled: true, reason: null}` or `{enabled: false, reason}` (DESIGN §7 gives
+/// every action both), with `extra` members after them (`nodeId`, `port`, a claim's holder).
+private func cardAction(_ enabled: Bool, _ reason: String?, _ extra: JSONObject = [:]) -> JSON {
+    var o: JSONObject = enabled ? ["enabled": true, "reason": .null] : ["enabled": false, "reason": JSON(reason)]
+    for (key, value) in extra { o[key] = value }
+    return .object(o)
 }
 
 extension String {
