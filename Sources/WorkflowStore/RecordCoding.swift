@@ -83,8 +83,15 @@ enum RecordCoding {
             nodeId: nodeId, state: NodeState(persisted: o["state"] ?? .null), blockedReason: reason,
             params: o["params"]?.objectValue ?? [:], bindings: portMap(o["bindings"]),
             inputSelections: portMap(o["inputSelections"]), outputs: portMap(o["outputs"]),
-            currentRunId: o["currentRunId"]?.stringValue, lastError: error(o["lastError"]),
+            currentRunId: o["currentRunId"]?.stringValue, lastError: error(o["lastError"]) ?? legacyFailure(o["state"]),
             attempts: count(o["attempts"]), updatedAt: time(o["updatedAt"]) ?? Timestamp(milliseconds: 0))
+    }
+
+    /// The reason the step-1 shim of 003 kept in the state itself (`{"failed": "reason"}`), as
+    /// the node's error when its record has none: a card shows it rather than a bare "Failed".
+    static func legacyFailure(_ state: JSON?) -> NodeError? {
+        guard case let .object(o)? = state, let reason = o["failed"]?.stringValue, !reason.isEmpty else { return nil }
+        return NodeError(code: NodeError.legacyFailureCode, message: reason)
     }
 
     // MARK: Runs

@@ -346,6 +346,22 @@ final class MigrationTests: XCTestCase {
         XCTAssertNil(try store.loadWorkflow("nope"))
     }
 
+    /// 003 step 1's `ToolState` shim: `{"failed": "reason"}` reads as `failed` with the reason
+    /// kept as the node's error (code `failed`), which is written back in today's form; a
+    /// record's own `lastError` wins, and an empty reason leaves the node without one.
+    func testALegacyFailedStateKeepsItsReasonAsTheNodesError() throws {
+        let legacy = RecordCoding.decodeNode(nodeId: "n", try JSON(parsing: #"{"state": {"failed": "GPU out of memory"}}"#))
+        XCTAssertEqual(legacy.state, .failed)
+        XCTAssertEqual(legacy.lastError, NodeError(code: "failed", message: "GPU out of memory"))
+        let text = JSONWriter.string(RecordCoding.encode(legacy))
+        XCTAssertTrue(text.contains(#""state":"failed""#), text)
+        XCTAssertEqual(RecordCoding.decodeNode(nodeId: "n", try JSON(parsing: text)).lastError, legacy.lastError, text)
+        let both = RecordCoding.decodeNode(nodeId: "n", try JSON(parsing:
+            #"{"state": {"failed": "old words"}, "lastError": {"code": "providerError", "message": "Provider said no."}}"#))
+        XCTAssertEqual(both.lastError?.code, "providerError")
+        XCTAssertNil(RecordCoding.decodeNode(nodeId: "n", try JSON(parsing: #"{"state": {"failed": ""}}"#)).lastError)
+    }
+
     /// Records written before the interruption flag existed: only the engine wrote the code
     /// `interrupted` then, for a local run a crash cut short, and it still reads as that.
     func testAnOlderRecordCodedInterruptedReadsAsTheEnginesInterruption() throws {

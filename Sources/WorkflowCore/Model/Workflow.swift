@@ -386,6 +386,10 @@ public struct NodeError: Error, Sendable, Equatable {
         self.isInterruption = isInterruption
     }
 
+    /// The code of a failure read from a record of 003's step-1 shim, `{"failed": "reason"}`,
+    /// which kept a reason but no code; the reason is the message.
+    public static let legacyFailureCode = "failed"
+
     /// The failure of a local run found running when the engine reopens (DESIGN §5).
     public static let interrupted = NodeError(
         code: "interrupted", message: "Interrupted: the app stopped while this step was running.",
