@@ -421,7 +421,7 @@ extension Executor {
         guard wf.pollingPaused != paused else { return }
         wf.pollingPaused = paused
         wf.updatedAt = ctx.now
-        for r in wf.runs.indices where wf.runs[r].status.hasLiveJob {
+        for r in wf.runs.indices where wf.runs[r].hasLiveJob {
             if paused {
                 // Taken ones too: a poll in flight still has its answer applied, but is not
                 // handed out again after a reopen while polling is paused.

@@ -93,7 +93,7 @@ extension Executor {
             } else if run.status == .downloading, let t = run.nextDownloadAt, t <= now {
                 emitDueDownloads(&wf, runIndex: r)
                 changed = true
-            } else if run.status.hasLiveJob, !wf.pollingPaused {
+            } else if run.hasLiveJob, !wf.pollingPaused {
                 pollNow(&wf, runIndex: r)
                 changed = true
             }

@@ -40,7 +40,8 @@ public enum RunStatus: String, Sendable, Equatable, CaseIterable {
         }
     }
 
-    /// Status that still has a live remote job to poll.
+    /// Status that, on a remote run, still has a live job to poll (a local run runs too:
+    /// ``Run/hasLiveJob`` asks both).
     public var hasLiveJob: Bool { self == .submitted || self == .running }
 
     /// Decodes stored and legacy names; an unknown value reads as `failed`, never as success.
@@ -111,6 +112,9 @@ public struct Run: ChangeTrackedRecord {
     /// number, kind, trigger, params, inputs, idempotency key and creation time: `let`s), shared
     /// by every copy of the run. Not part of its value.
     package let textCache: RecordTextCache
+
+    /// A remote run whose provider job is live (accepted or running): what polls are for.
+    public var hasLiveJob: Bool { mode == .remote && status.hasLiveJob }
 
     public init(runId: String, nodeId: String, number: Int, mode: RunMode, kind: String, trigger: RunTrigger,
                 status: RunStatus, params: JSONObject, inputs: [String: String], idempotencyKey: String,

@@ -349,7 +349,7 @@ extension Executor {
             anyReady = true
             break
         }
-        let hasLiveJobs = wf.runs.contains { $0.status.hasLiveJob }
+        let hasLiveJobs = wf.runs.contains { $0.hasLiveJob }
         return [
             "runAllReady": anyReady ? ["enabled": true] : ["enabled": false, "reason": "No step is ready"],
             "polling": ["label": .string(wf.pollingPaused ? "Resume polling" : "Pause polling"),
