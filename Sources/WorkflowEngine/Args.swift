@@ -41,11 +41,13 @@ public struct Args: Sendable {
     public func optionalString(_ key: String) throws(EngineError) -> String? {
         guard let v = self[key] else { return nil }
         guard case let .string(s) = v else { throw Args.wrong(key, "a string", v) }
-        guard !s.utf8.contains(0) else {
-            throw .invalid("invalidArgument", "\(key) must not contain U+0000",
-                           details: ["argument": .string(key), "expected": "a string without U+0000"])
-        }
+        guard !s.utf8.contains(0) else { throw Args.containsNUL(key) }
         return s
+    }
+
+    static func containsNUL(_ key: String) -> EngineError {
+        .invalid("invalidArgument", "\(key) must not contain U+0000",
+                 details: ["argument": .string(key), "expected": "a string without U+0000"])
     }
 
     public func optionalBool(_ key: String) throws(EngineError) -> Bool? {

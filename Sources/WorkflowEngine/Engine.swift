@@ -165,22 +165,32 @@ struct OpHandler: Sendable {
     let args: [String]
     /// Takes `x-` members too (the tool catalogue keeps them, as templates do).
     let extensions: Bool
+    /// Reports a string argument holding U+0000 in its own error (`tool.register`'s
+    /// `invalidTool`, with every problem), so ``checkArguments(_:_:)`` leaves it to the op.
+    let checksOwnTexts: Bool
     let run: @Sendable (Engine, UnitOfWork, Args) throws(EngineError) -> JSON
 
-    init(mutates: Bool, args: [String], extensions: Bool = false,
+    init(mutates: Bool, args: [String], extensions: Bool = false, checksOwnTexts: Bool = false,
          _ run: @escaping @Sendable (Engine, UnitOfWork, Args) throws(EngineError) -> JSON) {
         self.mutates = mutates
         self.args = Array(Set(args)).sorted()
         self.extensions = extensions
+        self.checksOwnTexts = checksOwnTexts
         self.run = run
     }
 
+    /// Refuses an argument the op does not take, and a string argument holding U+0000 whatever
+    /// the op reads it for (docs/OPS.md §1, Types: texts inside objects and arrays may).
     func checkArguments(_ op: String, _ given: JSONObject) throws(EngineError) {
-        for member in given.members where !args.contains(member.key) {
+        for member in given.members {
             let key = member.key
-            if extensions, key.hasPrefix("x-") { continue }
-            throw .invalid("unknownArgument", "\(op) has no argument '\(key)'",
-                           details: ["argument": .string(key), "known": JSON(args.sorted())])
+            if !args.contains(key), !(extensions && key.hasPrefix("x-")) {
+                throw .invalid("unknownArgument", "\(op) has no argument '\(key)'",
+                               details: ["argument": .string(key), "known": JSON(args.sorted())])
+            }
+            if !checksOwnTexts, case let .string(s) = member.value, s.utf8.contains(0) {
+                throw Args.containsNUL(key)
+            }
         }
     }
 }

@@ -41,6 +41,46 @@ final class HostTextTests: XCTestCase {
         XCTAssertEqual(h.call("tool.list")["tools"]?.arrayValue?.count, 1)
     }
 
+    /// Found by a probe of every op: a string argument with U+0000 was refused only where the op
+    /// read it as an id or a title (OPS §1 says none may hold one); `asset.import` kept a `uri`
+    /// and a `hash` with one, `tool.register` a `title` and a `description`, `job.update` an
+    /// `error` given as a string. Every op's top-level strings are now checked before it runs;
+    /// `tool.register` reports it among its `invalidTool` problems. Texts inside objects and
+    /// arrays (a log tail's lines, params, `meta`) may still hold one.
+    func testAStringArgumentWithANulIsRefusedByEveryOpAndChangesNothing() throws {
+        let h = try Harness(file: true)
+        let wf = h.startOneRemote()
+        let runId = h.effects("remote.submit")[0]["runId"]!
+        h.call("job.submitted", ["runId": runId, "jobId": "job-1"])
+        let before = h.call("workflow.get", ["workflowId": .string(wf)])
+        let first = h.call("asset.import", ["type": "ImageRef", "uri": "file:///first.png"])["assetId"]?.stringValue ?? ""
+
+        for (op, args, argument) in [
+            ("asset.import", ["type": "ImageRef", "uri": "file:///a\u{0}b.png"], "uri"),
+            ("asset.import", ["type": "ImageRef", "uri": "file:///a.png", "hash": "h\u{0}x"], "hash"),
+            ("job.update", ["jobId": "job-1", "status": "failed", "error": "out of\u{0}memory"], "error"),
+            ("batch", ["calls": [["op": "asset.import", "args": ["type": "ImageRef", "uri": "x\u{0}"]]]], "uri"),
+        ] as [(String, JSONObject, String)] {
+            let e = h.fail(op, args)
+            XCTAssertEqual(e.code, "invalidArgument", op)
+            XCTAssertEqual(e.details["argument"], .string(argument), op)
+        }
+        for field in ["title", "description", "x-note"] {
+            let e = h.fail("tool.register", ["kind": "Blur", field: .string("a\u{0}b"), "outputs": ["image": "ImageRef"]])
+            XCTAssertEqual(e.code, "invalidTool", field)
+            XCTAssertEqual(e.details["argument"], .string(field))
+        }
+        XCTAssertEqual(h.call("workflow.get", ["workflowId": .string(wf)]), before, "job-1 was not touched")
+        let next = h.call("asset.import", ["type": "ImageRef", "uri": "file:///next.png"])["assetId"]?.stringValue ?? ""
+        XCTAssertEqual(Int(next.drop { !$0.isNumber }), Int(first.drop { !$0.isNumber }).map { $0 + 1 },
+                       "no asset was imported in between (\(first), \(next))")
+        XCTAssertEqual(h.call("tool.list")["tools"]?.arrayValue?.count, 1, "no tool was registered")
+
+        // Inside an array a text may hold one: a log tail's line is kept as given.
+        let update = h.call("job.update", ["jobId": "job-1", "status": "running", "logTail": ["step 1\u{0}"]])
+        XCTAssertEqual(update["applied"], true)
+    }
+
     func testTitlesAndKindsOutsideAsciiSurviveAReopen() throws {
         let h = try Harness(file: true)
         h.register(tool: "Flou·Été", outputs: ["image": "ImageRef"])

@@ -43,8 +43,10 @@ public struct ToolSpec: Sendable, Equatable {
         return .object(o)
     }
 
-    /// Decodes a catalogue entry, reporting every problem with its JSON path.
-    public static func decode(_ json: JSON) -> (spec: ToolSpec?, issues: [TemplateIssue]) {
+    /// Decodes a catalogue entry, reporting every problem with its JSON path. `refusingNUL`
+    /// (`tool.register`) refuses a top-level string holding U+0000 as an argument would be; a
+    /// stored entry is read without that check, so one an earlier version kept still loads.
+    public static func decode(_ json: JSON, refusingNUL: Bool = false) -> (spec: ToolSpec?, issues: [TemplateIssue]) {
         var d = JSONFieldReader(path: "$")
         guard let o = d.object(json, what: "tool") else { return (nil, d.issues) }
         d.rejectUnknown(o, allowed: ["kind", "title", "description", "inputs", "outputs", "resourceClass", "defaults",
@@ -66,6 +68,13 @@ public struct ToolSpec: Sendable, Equatable {
         let summaryParams = d.optionalStringArray(o, "summaryParams") ?? []
         if o["kind"]?.stringValue?.isEmpty == true { d.malformed("$.kind", "kind must not be empty") }
         if o["kind"]?.stringValue?.utf8.contains(0) == true { d.malformed("$.kind", "kind must not contain U+0000") }
+        if refusingNUL {
+            for member in o.members where member.key != "kind" {
+                if case let .string(s) = member.value, s.utf8.contains(0) {
+                    d.malformed("$.\(member.key)", "\(member.key) must not contain U+0000")
+                }
+            }
+        }
         // A tool's problems are argument errors, named as such.
         let issues = d.issues.map { issue -> TemplateIssue in
             var i = issue

@@ -6,7 +6,7 @@ extension Engine {
         // urgency, then age (oldest first), then id. With groupBy each is
         // [{workflowId, title, awaits}].
         "await.list": OpHandler(mutates: false, args: ["workflowId", "groupBy"]) { (_, uow, args) throws(EngineError) -> JSON in
-            let only = try args.optionalString("workflowId")
+            let only = try args.optionalNonEmptyString("workflowId")
             let group = try args.optionalChoice("groupBy", ["workflow"]) != nil
             var pending: [(AwaitRequest, Executor, Workflow)] = []
             var snoozed: [(AwaitRequest, Executor, Workflow)] = []
@@ -70,7 +70,7 @@ extension Engine {
 
         // await.release {awaitId, claimant?} → the await, pending again (editor dismissed, nothing written).
         "await.release": OpHandler(mutates: true, args: ["awaitId", "claimant"]) { (_, uow, args) throws(EngineError) -> JSON in
-            let claimant = try args.optionalString("claimant")
+            let claimant = try args.optionalNonEmptyString("claimant")
             return try withAwait(uow, args) { (wf, executor, i) throws(EngineError) -> JSON in
                 try executor.release(&wf, awaitIndex: i, claimant: claimant)
                 return executor.awaitJSON(wf.awaits[i])
@@ -80,7 +80,7 @@ extension Engine {
         // await.complete {awaitId, claimant?, result: {asset} | {choice} | {params} | {cancel: true}}
         // → {awaitId, status, warnings, node}
         "await.complete": OpHandler(mutates: true, args: ["awaitId", "claimant", "result"]) { (_, uow, args) throws(EngineError) -> JSON in
-            let claimant = try args.optionalString("claimant")
+            let claimant = try args.optionalNonEmptyString("claimant")
             let answer = try AwaitAnswer.decode(try args.value("result"))
             return try withAwait(uow, args) { (wf, executor, i) throws(EngineError) -> JSON in
                 let warnings = try executor.complete(&wf, awaitIndex: i, claimant: claimant, answer: answer)

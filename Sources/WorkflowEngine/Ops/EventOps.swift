@@ -63,8 +63,8 @@ extension Engine {
                 httpStatus: try args.optionalInt("httpStatus", min: 100, max: 599).map { Int($0) },
                 retryAfterSeconds: try args.optionalSeconds("retryAfterSeconds", min: 0, max: 86_400 * 7),
                 offline: try args.optionalBool("offline") ?? false)
-            let givenRun = try args.optionalString("runId").flatMap { $0.isEmpty ? nil : $0 }
-            let givenJob = try args.optionalString("jobId").flatMap { $0.isEmpty ? nil : $0 }
+            let givenRun = try args.optionalNonEmptyString("runId")
+            let givenJob = try args.optionalNonEmptyString("jobId")
             let runId: String
             if let jobId = givenJob {
                 // About that job: its run's, or one the engine is cancelling that no run holds

@@ -5,10 +5,10 @@ extension Engine {
     static let toolOps: [String: OpHandler] = [
         // tool.register {kind, inputs, outputs, resourceClass, defaults, summaryParams, title?, description?}
         // → the catalogue entry. Registering a kind again replaces its entry.
-        "tool.register": OpHandler(mutates: true, args: ["kind", "title", "description", "inputs", "outputs", "resourceClass", "defaults", "summaryParams"], extensions: true) { (engine, uow, args) throws(EngineError) -> JSON in
+        "tool.register": OpHandler(mutates: true, args: ["kind", "title", "description", "inputs", "outputs", "resourceClass", "defaults", "summaryParams"], extensions: true, checksOwnTexts: true) { (engine, uow, args) throws(EngineError) -> JSON in
             // A `null` member counts as absent (OPS section 1): the entry is read without them.
             let given = JSONObject(uniqueMembers: args.object.members.filter { !$0.value.isNull })
-            let (spec, issues) = ToolSpec.decode(.object(given))
+            let (spec, issues) = ToolSpec.decode(.object(given), refusingNUL: true)
             guard let spec else {
                 let first = issues[0]
                 let argument = String((first.path ?? "$").dropFirst(2))

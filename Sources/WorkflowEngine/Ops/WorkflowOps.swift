@@ -145,7 +145,7 @@ extension Engine {
 
         // workflow.setActive {workflowId | null} → {activeWorkflowId}: the workflow on screen is served first.
         "workflow.setActive": OpHandler(mutates: true, args: ["workflowId"]) { (_, uow, args) throws(EngineError) -> JSON in
-            let id = try args.optionalString("workflowId")
+            let id = try args.optionalNonEmptyString("workflowId")
             if let id { _ = try uow.requireWorkflow(id) }
             uow.setActiveWorkflow(id)
             return ["activeWorkflowId": JSON(id)]
