@@ -83,6 +83,8 @@ final class UnitOfWork {
 
     /// At most this many are remembered; the oldest go first (a submit long unanswered is lost).
     static let maxSubmitsOfDeletedWorkflows = 1_000
+    /// The jobs cancelled for one of them that are remembered (a submit goes at most four times).
+    static let maxJobsOfADeletedSubmit = 16
 
     func setSubmitsOfDeletedWorkflows(_ runs: JSONObject) {
         let kept = runs.count > Self.maxSubmitsOfDeletedWorkflows

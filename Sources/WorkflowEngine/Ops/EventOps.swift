@@ -13,15 +13,21 @@ extension Engine {
         "job.submitted": OpHandler(mutates: true, args: ["runId", "jobId"]) { (_, uow, args) throws(EngineError) -> JSON in
             let runId = try args.string("runId")
             let jobId = try args.string("jobId")
-            if case let .object(deleted)? = uow.submitsOfDeletedWorkflows[runId], try uow.run(forJob: jobId) == nil {
+            if case var deleted? = uow.submitsOfDeletedWorkflows[runId]?.objectValue, try uow.run(forJob: jobId) == nil {
                 // The provider accepted a job for a run whose workflow was deleted while the host
-                // was submitting it: nobody wants it, and it would run (and cost) for nothing.
-                var runs = uow.submitsOfDeletedWorkflows
-                runs[runId] = nil
-                uow.setSubmitsOfDeletedWorkflows(runs)
-                uow.emit(EffectType.remoteCancel, ["workflowId": deleted["workflowId"] ?? .null,
-                                                   "nodeId": deleted["nodeId"] ?? .null, "runId": .string(runId),
-                                                   "jobId": .string(jobId)], answerKey: AnswerKey.cancel(jobId))
+                // was submitting it: nobody wants it, and it would run (and cost) for nothing. The
+                // run stays remembered: a submit retried after a timeout can bring a second job,
+                // cancelled the same way; a job reported again is cancelled once.
+                let cancelled = deleted["jobs"]?.arrayValue?.compactMap(\.stringValue) ?? []
+                if !cancelled.contains(jobId) {
+                    deleted["jobs"] = JSON(Array((cancelled + [jobId]).suffix(UnitOfWork.maxJobsOfADeletedSubmit)))
+                    var runs = uow.submitsOfDeletedWorkflows
+                    runs[runId] = .object(deleted)
+                    uow.setSubmitsOfDeletedWorkflows(runs)
+                    uow.emit(EffectType.remoteCancel, ["workflowId": deleted["workflowId"] ?? .null,
+                                                       "nodeId": deleted["nodeId"] ?? .null, "runId": .string(runId),
+                                                       "jobId": .string(jobId)], answerKey: AnswerKey.cancel(jobId))
+                }
                 return ["applied": false, "ignored": "the run's workflow was deleted; the job is cancelled",
                         "runId": .string(runId), "jobId": .string(jobId)]
             }
