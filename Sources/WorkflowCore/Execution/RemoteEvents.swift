@@ -114,7 +114,16 @@ extension Executor {
         wf.runs[r].pollCount += 1
         let delay = RetryPolicy.pollDelay(interval: ctx.settings.pollIntervalSeconds, seed: ctx.settings.seed,
                                           runId: wf.runs[r].runId, pollNumber: wf.runs[r].pollCount)
-        wf.runs[r].nextPollAt = ctx.now.adding(seconds: delay)
+        wf.runs[r].nextPollAt = pollTime(after: delay)
+    }
+
+    /// When a poll `seconds` from now is due (`Retry-After: 0` is now): `nil` for a later poll
+    /// once the clock shows the latest time there is (OPS §1, Times), where no later poll can be;
+    /// one due then would be due again at once, for ever. The job goes on, and its reports are
+    /// applied as they come.
+    func pollTime(after seconds: Double) -> Timestamp? {
+        let at = ctx.now.adding(seconds: seconds)
+        return seconds > 0 && ctx.now == Timestamp.latest ? nil : at
     }
 
     /// The provider reports the job's status.
@@ -339,7 +348,7 @@ extension Executor {
             let delay = RetryPolicy.reconnectDelay(failures: failures,
                                                    retryAfterSeconds: error.retryAfterSeconds, seed: ctx.settings.seed,
                                                    runId: run.runId)
-            if !wf.pollingPaused { wf.runs[r].nextPollAt = ctx.now.adding(seconds: delay) }
+            if !wf.pollingPaused { wf.runs[r].nextPollAt = pollTime(after: delay) }
             return .applied
         case .downloading:
             wf.updatedAt = ctx.now

@@ -124,7 +124,7 @@ extension Executor {
             // Reconnecting: keep backing off until an answer arrives.
             let delay = RetryPolicy.reconnectDelay(failures: run.pollFailures, retryAfterSeconds: nil,
                                                    seed: ctx.settings.seed, runId: run.runId)
-            wf.runs[r].nextPollAt = ctx.now.adding(seconds: delay)
+            wf.runs[r].nextPollAt = pollTime(after: delay)
         } else {
             schedulePoll(&wf, runIndex: r)
         }

@@ -9,7 +9,9 @@ extension Engine {
     /// Firing a timer must move its deadline past the instant it fired at. A timer that fires
     /// again and again at one instant would hold the call forever; after
     /// ``maxFiresPerInstant`` such fires the call fails (`WF_EINTERNAL`, `timerStuck`, naming
-    /// the timer) and changes nothing.
+    /// the timer) and changes nothing. At the latest time there is (`Timestamp.latest`), where
+    /// every later deadline falls (OPS §1, Times), a deadline cannot move past it: there a timer
+    /// fires once per call, and one due again ends the firing.
     func fireDue(_ uow: UnitOfWork, upTo target: Timestamp) throws(EngineError) -> Int {
         // What earlier calls of a batch changed is settled first, as it would be had each
         // committed on its own: their deadlines count, and freed slots are filled.
@@ -41,6 +43,7 @@ extension Engine {
                 firesAtInstant.removeAll(keepingCapacity: true)
             }
             let times = firesAtInstant[next.key, default: 0] + 1
+            if times > 1, next.at == Timestamp.latest { return fired }
             guard times <= Self.maxFiresPerInstant else {
                 throw EngineError(.internal, "timerStuck",
                                   "the timer of \(next.key) fired \(times - 1) times at \(next.at.rfc3339) without moving on",
