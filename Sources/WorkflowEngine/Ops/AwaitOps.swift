@@ -79,13 +79,13 @@ extension Engine {
 
         // await.complete {awaitId, claimant?, result: {asset} | {choice} | {params} | {cancel: true}}
         // → {awaitId, status, warnings, node}
-        "await.complete": OpHandler(mutates: true, args: ["awaitId", "claimant", "result"]) { (_, uow, args) throws(EngineError) -> JSON in
+        "await.complete": OpHandler(mutates: true, args: ["awaitId", "claimant", "result"]) { (engine, uow, args) throws(EngineError) -> JSON in
             let claimant = try args.optionalNonEmptyString("claimant")
             let answer = try AwaitAnswer.decode(try args.value("result"))
-            return try withAwait(uow, args) { (wf, executor, i) throws(EngineError) -> JSON in
-                let warnings = try executor.complete(&wf, awaitIndex: i, claimant: claimant, answer: answer)
-                return try awaitResult(wf, executor, i, warnings: warnings)
+            let (workflowId, warnings) = try withAwait(uow, args) { (wf, executor, i) throws(EngineError) -> (String, [JSON]) in
+                (wf.workflowId, try executor.complete(&wf, awaitIndex: i, claimant: claimant, answer: answer))
             }
+            return try settledAwaitResult(engine, uow, workflowId, try args.string("awaitId"), warnings: warnings)
         },
 
         // await.snooze {awaitId, seconds?} → the await (default 1 h; the 6th snooze → snoozeLimitReached).
@@ -98,11 +98,12 @@ extension Engine {
         },
 
         // await.skip {awaitId} → {awaitId, status, warnings, node}, where the template allows skipping.
-        "await.skip": OpHandler(mutates: true, args: ["awaitId"]) { (_, uow, args) throws(EngineError) -> JSON in
-            try withAwait(uow, args) { (wf, executor, i) throws(EngineError) -> JSON in
+        "await.skip": OpHandler(mutates: true, args: ["awaitId"]) { (engine, uow, args) throws(EngineError) -> JSON in
+            let workflowId = try withAwait(uow, args) { (wf, executor, i) throws(EngineError) -> String in
                 try executor.skip(&wf, awaitIndex: i)
-                return try awaitResult(wf, executor, i, warnings: [])
+                return wf.workflowId
             }
+            return try settledAwaitResult(engine, uow, workflowId, try args.string("awaitId"), warnings: [])
         },
 
         // await.respond {awaitId, action} → what the notification action did: Open and Edit only
@@ -238,6 +239,19 @@ extension Engine {
         let result = try body(&wf, executor, i)
         uow.putWorkflow(wf)
         return result
+    }
+
+    /// The answered await and its node as they are once the queues were served in the same call,
+    /// as the run-starting node ops report (a confirmed tool that got a slot reads `runningLocal`).
+    static func settledAwaitResult(_ engine: Engine, _ uow: UnitOfWork, _ workflowId: String, _ awaitId: String,
+                                   warnings: [JSON]) throws(EngineError) -> JSON
+    {
+        try engine.settleTouched(uow)
+        let wf = try uow.requireWorkflow(workflowId)
+        guard let i = wf.awaits.firstIndex(where: { $0.awaitId == awaitId }) else {
+            throw .internal("await \(awaitId) left its workflow while answered")
+        }
+        return try awaitResult(wf, try uow.executor(for: wf), i, warnings: warnings)
     }
 
     static func awaitResult(_ wf: Workflow, _ executor: Executor, _ i: Int, warnings: [JSON]) throws(EngineError) -> JSON {
