@@ -202,7 +202,17 @@ extension Executor {
                                     details: ["port": .string(port.name)])
                 break
             }
-            if case let .object(o) = value, case let .string(url)? = o["url"], o["uri"] == nil {
+            if case let .object(o) = value, o["url"] != nil, o["uri"] == nil {
+                // A download: `{url}`, a non-empty string, and `x-` members at most (as a draft).
+                let url = o["url"]?.stringValue ?? ""
+                let stray = o.keys.sorted().first { $0 != "url" && !$0.hasPrefix("x-") }
+                guard !url.isEmpty, stray == nil else {
+                    let why = url.isEmpty ? "its url is not a non-empty string" : "it has a member '\(stray ?? "")'"
+                    problem = NodeError(code: "providerContractMismatch",
+                                        message: Redaction.redact("The provider's '\(port.name)' output is not a download: \(why)."),
+                                        details: ["port": .string(port.name), "mismatch": "invalidDownload"])
+                    break
+                }
                 downloads[port.name] = url
                 continue
             }
