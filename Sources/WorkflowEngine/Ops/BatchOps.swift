@@ -26,6 +26,12 @@ extension Engine {
                     throw .invalid("invalidArgument", "calls[\(i)] must be {op, args}, not have '\(extra)'",
                                    details: ["argument": .string("calls[\(i)].\(extra)")])
                 }
+                // An empty name is refused as the C surface refuses one for a single call.
+                guard !op.isEmpty else {
+                    throw .invalid("invalidArgument", "calls[\(i)].op must not be empty",
+                                   details: ["argument": .string("calls[\(i)].op"), "expected": "a non-empty string",
+                                             "batchIndex": JSON(i)])
+                }
                 guard op != "batch", let handler = Engine.ops[op] else {
                     throw EngineError(.unsupported, "unknownOp", "calls[\(i)]: unknown op '\(op)'",
                                       details: ["op": .string(op), "batchIndex": JSON(i)])
