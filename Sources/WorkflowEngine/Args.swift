@@ -63,12 +63,18 @@ public struct Args: Sendable {
 
     public func optionalInt(_ key: String, min: Int64 = .min, max: Int64 = .max) throws(EngineError) -> Int64? {
         guard let v = self[key] else { return nil }
-        guard let i = v.intValue else { throw Args.wrong(key, "an integer", v) }
-        guard i >= min, i <= max else {
-            throw .invalid("invalidArgument", "\(key) must be between \(min) and \(max)",
-                           details: ["argument": .string(key), "expected": .string("an integer from \(min) to \(max)")])
+        guard let i = v.intValue else {
+            // A whole real past 64 bits (1e23) is an integer out of range, not a wrong type.
+            if case let .double(d) = v, d.isFinite, d.rounded() == d { throw Args.outOfRange(key, min, max) }
+            throw Args.wrong(key, "an integer", v)
         }
+        guard i >= min, i <= max else { throw Args.outOfRange(key, min, max) }
         return i
+    }
+
+    static func outOfRange(_ key: String, _ min: Int64, _ max: Int64) -> EngineError {
+        .invalid("invalidArgument", "\(key) must be between \(min) and \(max)",
+                 details: ["argument": .string(key), "expected": .string("an integer from \(min) to \(max)")])
     }
 
     /// A number of seconds (durations in op arguments are seconds).
