@@ -19,7 +19,7 @@ extension Executor {
         nodes.reserveCapacity(wf.nodes.count)
         for n in graph.order { nodes.append(try nodeJSON(wf, n)) }
         o["nodes"] = .array(nodes)
-        o["awaits"] = .array(wf.awaits.filter { !$0.cleared }.map(awaitJSON))
+        o["awaits"] = .array(wf.awaits.filter { !$0.cleared }.map { awaitJSON($0, in: wf) })
         return .object(o)
     }
 
@@ -96,14 +96,24 @@ extension Executor {
     }
 
     /// The await shape of DESIGN §6.
-    public func awaitJSON(_ a: AwaitRequest) -> JSON {
-        var o = JSONObject(minimumCapacity: 22)
+    public func awaitJSON(_ a: AwaitRequest, in wf: Workflow) -> JSON {
+        var o = JSONObject(minimumCapacity: 26)
         o["awaitId"] = .string(a.awaitId)
         o["workflowId"] = .string(a.workflowId)
+        o["workflowTitle"] = .string(wf.title)
         o["nodeId"] = .string(a.nodeId)
         o["runId"] = .string(a.runId)
         o["type"] = .string(a.type.rawValue)
         o["title"] = .string(a.title)
+        // What an editor is handed (seed 000 App. D: the expected output type) and an Action
+        // Center cell shows (App. B: the node's title, a preview of what the request is about).
+        if let n = nodeIndex(wf, a.nodeId) {
+            let t = graph.nodes[n]
+            o["nodeTitle"] = .string(t.displayTitle)
+            o["outputs"] = .array(t.outputs.map { ["port": .string($0.name), "type": .string($0.type)] })
+        }
+        o["inputs"] = .object(JSONObject(uniqueKeysWithValues: (wf.run(a.runId)?.inputs ?? [:]).sorted { $0.key < $1.key }
+            .map { ($0.key, JSON.string($0.value)) }))
         if let d = a.detail { o["detail"] = .string(d) }
         o["urgency"] = .string(a.urgency.rawValue)
         o["blocking"] = .bool(a.blocking)

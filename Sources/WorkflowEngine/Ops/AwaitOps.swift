@@ -33,7 +33,7 @@ extension Engine {
             snoozed.sort(by: byUrgency)
             done.sort(by: byUrgency)
             func section(_ items: [(AwaitRequest, Executor, Workflow)]) -> JSON {
-                guard group else { return .array(items.map { $0.1.awaitJSON($0.0) }) }
+                guard group else { return .array(items.map { $0.1.awaitJSON($0.0, in: $0.2) }) }
                 var order: [String] = []
                 var groups: [String: (title: String, awaits: [JSON])] = [:]
                 for (a, executor, wf) in items {
@@ -41,7 +41,7 @@ extension Engine {
                         order.append(wf.workflowId)
                         groups[wf.workflowId] = (wf.title, [])
                     }
-                    groups[wf.workflowId]!.awaits.append(executor.awaitJSON(a))
+                    groups[wf.workflowId]!.awaits.append(executor.awaitJSON(a, in: wf))
                 }
                 return .array(order.map { id in
                     ["workflowId": .string(id), "title": .string(groups[id]!.title), "awaits": .array(groups[id]!.awaits)]
@@ -54,7 +54,7 @@ extension Engine {
         // await.get {awaitId} → the await.
         "await.get": OpHandler(mutates: false, args: ["awaitId"]) { (_, uow, args) throws(EngineError) -> JSON in
             let (wf, i) = try findAwait(uow, args)
-            return try uow.executor(for: wf).awaitJSON(wf.awaits[i])
+            return try uow.executor(for: wf).awaitJSON(wf.awaits[i], in: wf)
         },
 
         // await.claim {awaitId, claimant} → {awaitId, claimant, leaseExpiresAt}; another live
@@ -73,7 +73,7 @@ extension Engine {
             let claimant = try args.optionalNonEmptyString("claimant")
             return try withAwait(uow, args) { (wf, executor, i) throws(EngineError) -> JSON in
                 try executor.release(&wf, awaitIndex: i, claimant: claimant)
-                return executor.awaitJSON(wf.awaits[i])
+                return executor.awaitJSON(wf.awaits[i], in: wf)
             }
         },
 
@@ -93,7 +93,7 @@ extension Engine {
             let seconds = try args.optionalSeconds("seconds", min: 1, max: 365 * 86_400)
             return try withAwait(uow, args) { (wf, executor, i) throws(EngineError) -> JSON in
                 _ = try executor.snooze(&wf, awaitIndex: i, seconds: seconds)
-                return executor.awaitJSON(wf.awaits[i])
+                return executor.awaitJSON(wf.awaits[i], in: wf)
             }
         },
 
