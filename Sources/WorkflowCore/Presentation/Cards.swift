@@ -30,6 +30,7 @@ extension Executor {
         var missing: [String] = []
         if case let .blocked(_, m, _) = gate, !node.state.isInFlight { missing = m }
         o.append(uniqueKey: "missingInputs", JSON(missing))
+        o.append(uniqueKey: "inputs", inputsPanel(wf, n, run: run, gate: gate))
         o.append(uniqueKey: "paramDigest", .string(paramDigest(wf, n)))
         o.append(uniqueKey: "lastResult", lastResult(wf, node))
         if let e = node.lastError {
@@ -207,6 +208,39 @@ extension Executor {
         let type = (try? ctx.asset(assetId))??.type
             ?? graph.node(node.nodeId)?.outputs.port(named: port)?.type ?? "FileRef"
         return ["type": .string(type), "at": JSON(at), "port": .string(port), "assetId": .string(assetId)]
+    }
+
+    /// The Inputs panel (seed 000 §7.2, 002's ToolCard: "which upstream outputs fill each port;
+    /// if multiple, Select Input"): per input port, by name, its type, the edge that
+    /// feeds it (`from`, or `null`), the asset that fills it now (what Run would take: the
+    /// selection, the producer's current output or the asset bound at creation; `null` while it
+    /// waits), the selection, the asset the current run used (`usedAssetId`), and `selectInput`,
+    /// enabled when there is more than one candidate to choose from (`node.inputCandidates`).
+    func inputsPanel(_ wf: Workflow, _ n: Int, run: Run?, gate: Gate) -> JSON {
+        let filled: [String: String]
+        switch gate {
+        case let .ready(inputs): filled = inputs
+        case let .blocked(_, _, resolved): filled = resolved
+        }
+        let node = wf.nodes[n]
+        return .array(graph.nodes[n].inputs.map { port -> JSON in
+            var p = JSONObject(minimumCapacity: 9)
+            p.append(uniqueKey: "port", .string(port.name))
+            p.append(uniqueKey: "type", .string(port.type))
+            p.append(uniqueKey: "optional", .bool(port.optional))
+            if let producer = graph.producers[n][port.name] {
+                p.append(uniqueKey: "from", ["nodeId": .string(wf.nodes[producer.node].nodeId), "port": .string(producer.port)])
+            } else {
+                p.append(uniqueKey: "from", .null)
+            }
+            p.append(uniqueKey: "assetId", JSON(filled[port.name]))
+            p.append(uniqueKey: "selected", JSON(node.inputSelections[port.name]))
+            p.append(uniqueKey: "usedAssetId", JSON(run?.inputs[port.name]))
+            let candidates = inputCandidates(wf, n, port: port.name).count
+            p.append(uniqueKey: "candidates", JSON(candidates))
+            p.append(uniqueKey: "selectInput", cardAction(candidates > 1, candidates > 1 ? nil : "No other input to choose"))
+            return .object(p)
+        })
     }
 
     func historyEntry(_ run: Run) -> JSON {
