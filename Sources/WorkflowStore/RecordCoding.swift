@@ -117,6 +117,7 @@ enum RecordCoding {
         if r.pollCount > 0 { o.append(uniqueKey: "pollCount", JSON(r.pollCount)) }
         if r.pollFailures > 0 { o.append(uniqueKey: "pollFailures", JSON(r.pollFailures)) }
         if let p = r.progress { o.append(uniqueKey: "progress", .double(p)) }
+        if let t = r.estimatedEndAt { o.append(uniqueKey: "estimatedEndAt", ms(t)) }
         if !r.logTail.isEmpty { o.append(uniqueKey: "logTail", JSON(r.logTail)) }
         if !r.outputs.isEmpty { o.append(uniqueKey: "outputs", portMap(r.outputs)) }
         if !r.pendingDownloads.isEmpty { o.append(uniqueKey: "pendingDownloads", portMap(r.pendingDownloads)) }
@@ -149,6 +150,7 @@ enum RecordCoding {
         r.pollCount = count(o["pollCount"])
         r.pollFailures = count(o["pollFailures"])
         r.progress = o["progress"]?.doubleValue
+        r.estimatedEndAt = time(o["estimatedEndAt"])
         r.logTail = o["logTail"]?.arrayValue?.compactMap(\.stringValue) ?? []
         r.outputs = portMap(o["outputs"])
         r.pendingDownloads = portMap(o["pendingDownloads"])

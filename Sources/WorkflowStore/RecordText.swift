@@ -64,6 +64,7 @@ extension RecordCoding {
         if r.pointee.pollCount > 0 { w.key("pollCount"); w.int(r.pointee.pollCount) }
         if r.pointee.pollFailures > 0 { w.key("pollFailures"); w.int(r.pointee.pollFailures) }
         if let p = r.pointee.progress { w.key("progress"); w.double(p) }
+        if let t = r.pointee.estimatedEndAt { w.key("estimatedEndAt"); w.int(t.milliseconds) }
         if !r.pointee.logTail.isEmpty {
             w.key("logTail")
             w.byte(0x5B)

@@ -31,6 +31,7 @@ final class RecordTextTests: XCTestCase {
                 let values: [Double] = [0, 1, 0.5, 0.01, 0.07, 1e-05, 0.3333333333333333, Double(i % 100) / 100]
                 r.progress = values[Int(rng.next() % UInt64(values.count))]
             }
+            if maybe() { r.estimatedEndAt = Timestamp(milliseconds: Int64(rng.next() % 1_000_000)) }
             if maybe() { r.logTail = (0..<Int(rng.next() % 7)).map { _ in pick() } }
             if maybe() { r.outputs = [pick(): pick(), "z": "as-1"] }
             if maybe() { r.pendingDownloads = ["image": "https://example.invalid/\(pick())"] }

@@ -4,15 +4,18 @@ public struct JobUpdate: Sendable {
     public var status: Status
     /// 0…1; nil when the provider gives none (an indeterminate bar).
     public var progress: Double?
+    /// Seconds until the provider expects the job to end, from the report's time.
+    public var etaSeconds: Double?
     public var logTail: [String]?
     /// For `succeeded`: per output port, either `{url}` to download or an asset `{type, uri, …}`.
     public var outputs: JSONObject?
     public var error: NodeError?
 
-    public init(status: Status, progress: Double? = nil, logTail: [String]? = nil, outputs: JSONObject? = nil,
-                error: NodeError? = nil) {
+    public init(status: Status, progress: Double? = nil, etaSeconds: Double? = nil, logTail: [String]? = nil,
+                outputs: JSONObject? = nil, error: NodeError? = nil) {
         self.status = status
         self.progress = progress
+        self.etaSeconds = etaSeconds
         self.logTail = logTail
         self.outputs = outputs
         self.error = error
@@ -151,6 +154,10 @@ extension Executor {
         // 0.6 does not move the bar back) and truthful (never more than the provider reported).
         if let p = update.progress { wf.runs[r].progress = max(wf.runs[r].progress ?? 0, min(max(p, 0), 1)) }
         if let lines = update.logTail { wf.runs[r].logTail = Executor.tail(lines) }
+        // The provider's estimate holds until it gives another, and only while the job waits or runs.
+        if let eta = update.etaSeconds, update.status == .queued || update.status == .running {
+            wf.runs[r].estimatedEndAt = ctx.now.adding(seconds: eta)
+        }
         wf.updatedAt = ctx.now
         switch update.status {
         case .queued:
@@ -254,6 +261,7 @@ extension Executor {
             return .applied
         }
         wf.runs[r].status = .downloading
+        wf.runs[r].estimatedEndAt = nil
         wf.runs[r].pendingDownloads = downloads
         try setState(&wf, n, .downloading)
         for port in downloads.keys.sorted() { emitDownload(wf, runIndex: r, port: port) }

@@ -96,6 +96,9 @@ public struct Run: ChangeTrackedRecord {
     /// Consecutive transport errors while polling ("Reconnecting…").
     public var pollFailures: Int
     public var progress: Double?
+    /// When the provider expects the job to end (`job.update`'s `etaSeconds` from the report's
+    /// time): a card's "Est. remaining" (seed 002). Only while the job is queued or running.
+    public var estimatedEndAt: Timestamp?
     /// Last lines of the job's log, redacted, at most 6.
     public var logTail: [String]
     public var outputs: [String: String]
@@ -137,6 +140,7 @@ public struct Run: ChangeTrackedRecord {
         self.pollCount = 0
         self.pollFailures = 0
         self.progress = nil
+        self.estimatedEndAt = nil
         self.logTail = []
         self.outputs = [:]
         self.pendingDownloads = [:]
@@ -163,6 +167,7 @@ public struct Run: ChangeTrackedRecord {
         self.nextPollAt = nil
         self.nextAttemptAt = nil
         self.nextDownloadAt = nil
+        self.estimatedEndAt = nil
     }
 
     /// The state its node is in while this run is under way, as the rules move them together

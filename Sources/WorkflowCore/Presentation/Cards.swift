@@ -25,6 +25,10 @@ extension Executor {
         o.append(uniqueKey: "border", .string(look.border.rawValue))
         o.append(uniqueKey: "fill", .string(look.fill))
         o.append(uniqueKey: "progress", look.progress.map { .double($0) } ?? .null)
+        // "Est. remaining" when the provider gives an ETA (seed 002's RunBar): the time, as every
+        // time on a card; the remaining minutes are the shell's arithmetic, as "updated 2m ago" is.
+        let inProviderHands = node.state == .queuedRemote || node.state == .runningRemote
+        o.append(uniqueKey: "estimatedEndAt", inProviderHands ? JSON(run?.estimatedEndAt) : .null)
         o.append(uniqueKey: "statusText", .string(look.status))
         o.append(uniqueKey: "blockedReason", node.state == .blocked ? (node.blockedReason?.json ?? .null) : .null)
         var missing: [String] = []

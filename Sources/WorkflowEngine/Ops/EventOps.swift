@@ -41,8 +41,8 @@ extension Engine {
             }
         },
 
-        // job.update {jobId, status, progress?, logTail?, outputs?, error?} → {applied, runId, nodeId, state}
-        "job.update": OpHandler(mutates: true, args: ["jobId", "status", "progress", "logTail", "outputs", "error"]) { (_, uow, args) throws(EngineError) -> JSON in
+        // job.update {jobId, status, progress?, etaSeconds?, logTail?, outputs?, error?} → {applied, runId, nodeId, state}
+        "job.update": OpHandler(mutates: true, args: ["jobId", "status", "progress", "etaSeconds", "logTail", "outputs", "error"]) { (_, uow, args) throws(EngineError) -> JSON in
             let jobId = try args.string("jobId")
             let update = try jobUpdate(args)
             guard let (runId, _) = try uow.run(forJob: jobId) else {
@@ -205,7 +205,9 @@ extension Engine {
             default: throw Args.wrong("logTail", "a string or an array of strings", l)
             }
         }
-        return JobUpdate(status: status, progress: progress, logTail: logTail, outputs: try args.optionalObject("outputs"),
+        return JobUpdate(status: status, progress: progress,
+                         etaSeconds: try args.optionalSeconds("etaSeconds", min: 0, max: 366 * 86_400),
+                         logTail: logTail, outputs: try args.optionalObject("outputs"),
                          error: try nodeError(args, default: "providerFailed"))
     }
 
