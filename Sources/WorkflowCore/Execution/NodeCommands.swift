@@ -116,12 +116,31 @@ extension Executor {
         return out
     }
 
+    /// What every node of `wf` produced, per output port, in runs that succeeded, newest first:
+    /// ``producedAssets(_:_:port:)`` for all nodes at once, read in one pass over the runs (a
+    /// workflow's cards ask it of every input port).
+    public func producedAssetsByNode(_ wf: Workflow) -> [String: [String: [String]]] {
+        var out: [String: [String: [String]]] = [:]
+        for run in wf.runs.reversed() where run.status == .succeeded {
+            for (port, asset) in run.outputs where !(out[run.nodeId]?[port]?.contains(asset) ?? false) {
+                out[run.nodeId, default: [:]][port, default: []].append(asset)
+            }
+        }
+        return out
+    }
+
     /// Candidates for an input port: what its producer made on the feeding port (newest first),
-    /// the asset bound at creation, and the asset selected now if it is none of those.
-    public func inputCandidates(_ wf: Workflow, _ n: Int, port: String) -> [String] {
+    /// the asset bound at creation, and the asset selected now if it is none of those. `produced`
+    /// is ``producedAssetsByNode(_:)`` when the caller has it.
+    public func inputCandidates(_ wf: Workflow, _ n: Int, port: String,
+                                produced: [String: [String: [String]]]? = nil) -> [String] {
         var out: [String] = []
         if let producer = graph.producers[n][port] {
-            out = producedAssets(wf, producer.node, port: producer.port)
+            if let produced {
+                out = produced[wf.nodes[producer.node].nodeId]?[producer.port] ?? []
+            } else {
+                out = producedAssets(wf, producer.node, port: producer.port)
+            }
         }
         if let bound = wf.nodes[n].bindings[port], !out.contains(bound) { out.append(bound) }
         if let selected = wf.nodes[n].inputSelections[port], !out.contains(selected) { out.append(selected) }

@@ -7,9 +7,11 @@ public enum Tone: String, Sendable {
 /// What a ToolCard shows (DESIGN §7), computed entirely from persisted state: a shell renders it
 /// and decides nothing. Times are absolute; "updated 2m ago" is the shell's arithmetic.
 extension Executor {
-    /// The card of node `n`. `taints` are the workflow's (``taints(_:)``): pass them when
-    /// building every card of a workflow, so they are computed once, not once per card.
-    public func card(_ wf: Workflow, _ n: Int, taints: [Taint?]? = nil) throws(EngineError) -> JSON {
+    /// The card of node `n`. `taints` are the workflow's (``taints(_:)``) and `produced` its
+    /// ``producedAssetsByNode(_:)``: pass them when building every card of a workflow, so they
+    /// are computed once, not once per card.
+    public func card(_ wf: Workflow, _ n: Int, taints: [Taint?]? = nil,
+                     produced: [String: [String: [String]]]? = nil) throws(EngineError) -> JSON {
         let node = wf.nodes[n]
         let t = graph.nodes[n]
         let run = wf.run(node.currentRunId)
@@ -34,7 +36,7 @@ extension Executor {
         var missing: [String] = []
         if case let .blocked(_, m, _) = gate, !node.state.isInFlight { missing = m }
         o.append(uniqueKey: "missingInputs", JSON(missing))
-        o.append(uniqueKey: "inputs", inputsPanel(wf, n, run: run, gate: gate))
+        o.append(uniqueKey: "inputs", inputsPanel(wf, n, run: run, gate: gate, produced: produced ?? producedAssetsByNode(wf)))
         o.append(uniqueKey: "paramDigest", .string(paramDigest(wf, n)))
         o.append(uniqueKey: "lastResult", lastResult(wf, node))
         if let e = node.lastError {
@@ -220,7 +222,7 @@ extension Executor {
     /// selection, the producer's current output or the asset bound at creation; `null` while it
     /// waits), the selection, the asset the current run used (`usedAssetId`), and `selectInput`,
     /// enabled when there is more than one candidate to choose from (`node.inputCandidates`).
-    func inputsPanel(_ wf: Workflow, _ n: Int, run: Run?, gate: Gate) -> JSON {
+    func inputsPanel(_ wf: Workflow, _ n: Int, run: Run?, gate: Gate, produced: [String: [String: [String]]]) -> JSON {
         let filled: [String: String]
         switch gate {
         case let .ready(inputs): filled = inputs
@@ -240,7 +242,7 @@ extension Executor {
             p.append(uniqueKey: "assetId", JSON(filled[port.name]))
             p.append(uniqueKey: "selected", JSON(node.inputSelections[port.name]))
             p.append(uniqueKey: "usedAssetId", JSON(run?.inputs[port.name]))
-            let candidates = inputCandidates(wf, n, port: port.name).count
+            let candidates = inputCandidates(wf, n, port: port.name, produced: produced).count
             p.append(uniqueKey: "candidates", JSON(candidates))
             p.append(uniqueKey: "selectInput", cardAction(candidates > 1, candidates > 1 ? nil : "No other input to choose"))
             return .object(p)

@@ -39,7 +39,8 @@ extension Engine {
             var cards: [JSON] = []
             cards.reserveCapacity(wf.nodes.count)
             let taints = executor.taints(wf)
-            for n in executor.graph.order { cards.append(try executor.card(wf, n, taints: taints)) }
+            let produced = executor.producedAssetsByNode(wf)
+            for n in executor.graph.order { cards.append(try executor.card(wf, n, taints: taints, produced: produced)) }
             return ["workflowId": .string(wf.workflowId), "title": .string(wf.title), "status": .string(wf.status.rawValue),
                     "stepsDone": JSON(wf.nodes.filter { $0.state == .succeeded || $0.state == .skipped }.count),
                     "stepsTotal": JSON(wf.nodes.count), "pollingPaused": .bool(wf.pollingPaused),
