@@ -154,6 +154,30 @@ final class StoreIntegrityTests: XCTestCase {
         b.close()
     }
 
+    func testATemplateAnEarlierVersionStoredWithADotSegmentNodeIdStillOpens() throws {
+        // Before 2026-12-03 node ids "." and ".." were accepted; templates now refuse them (a URL
+        // library drops them from a deep link), and one stored then still reads.
+        let a = try open()
+        let t: JSON = ["schema": "app.workflow/v2", "name": "ask",
+                       "nodes": [["id": "dotdot", "kind": "UserText", "outputs": ["text": "TextRef"],
+                                  "await": ["type": "enter_text"]]]]
+        let tpl = try a.callOrThrow("template.register", ["template": t])["templateId"]!
+        a.close()
+        try tamper("UPDATE templates SET canonical = replace(canonical, '\"dotdot\"', '\"..\"')")
+        let b = try open()
+        let wf = try b.callOrThrow("workflow.create", ["templateId": tpl])["workflowId"]!
+        XCTAssertEqual(try b.callOrThrow("node.get", ["workflowId": wf, "nodeId": ".."])["state"], "awaitingUser")
+        var again = t.objectValue!
+        again["name"] = "ask again"
+        again["nodes"] = [["id": "..", "kind": "UserText", "outputs": ["text": "TextRef"], "await": ["type": "enter_text"]]]
+        guard case let .failure(e) = b.call("template.register", ["template": .object(again)]) else {
+            return XCTFail("a new template with the node id '..' was accepted")
+        }
+        XCTAssertEqual(e.details["errors"]?[0]?["code"], "malformedTemplate")
+        XCTAssertEqual(e.details["errors"]?[0]?["path"], "$.nodes[0].id")
+        b.close()
+    }
+
     func testAStoreWhoseNodeRowsWereDeletedIsRefusedAsCorruptNotACrash() throws {
         let a = try open()
         _ = try startedWorkflow(a)

@@ -332,6 +332,14 @@ public enum TemplateCompiler {
                         nodeId: id)
             return nil
         }
+        // `.` and `..` are a path's dot segments: a URL library resolving a deep link
+        // (`app://workflow/W/node/..`) drops them, so the link would open another place. A store
+        // written before this rule keeps reading its templates.
+        guard storedEarlier || (id != "." && id != "..") else {
+            d.malformed("\(d.path).id", "node id '\(id)' is a dot segment, which deep links would lose; use letters or digits too",
+                        nodeId: id)
+            return nil
+        }
         let kind = d.requiredString(kindValue, field: "kind", nodeId: id) ?? ""
         if kindValue?.stringValue?.isEmpty == true { d.malformed("\(d.path).kind", "'kind' must not be empty", nodeId: id) }
         let title = d.optionalString(titleValue, field: "title", nodeId: id)
