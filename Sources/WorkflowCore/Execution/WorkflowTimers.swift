@@ -51,7 +51,9 @@ extension Executor {
             let run = wf.runs[r]
             guard !run.status.isTerminal else {
                 if let t = run.nextCancelAt, t <= now {
-                    if online {
+                    // At the latest time there is no later moment to wait for: it goes to the
+                    // outbox, which holds remote effects until the network is back.
+                    if online || now == Timestamp.latest {
                         resendCancel(&wf, runIndex: r)
                     } else {
                         wf.runs[r].nextCancelAt = now.adding(seconds: cancelDelay(run, retryAfterSeconds: nil))

@@ -54,11 +54,13 @@ extension Engine {
         return earliest
     }
 
-    /// Sends `jobId`'s cancel again; offline, it waits another backoff, as a poll does.
+    /// Sends `jobId`'s cancel again; offline, it waits another backoff, as a poll does (at the
+    /// latest time there is no later moment to wait for, so it goes to the outbox, which holds
+    /// remote effects until the network is back).
     static func fireJobCancel(_ uow: UnitOfWork, jobId: String) {
         var jobs = uow.jobsToCancel
         guard var entry = jobs[jobId]?.objectValue else { return }
-        if uow.isOnline {
+        if uow.isOnline || uow.now == Timestamp.latest {
             sendJobCancel(uow, jobId: jobId, entry: &entry)
         } else {
             let failures = Int(entry["failures"]?.intValue ?? 1)

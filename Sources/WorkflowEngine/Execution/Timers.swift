@@ -10,8 +10,9 @@ extension Engine {
     /// again and again at one instant would hold the call forever; after
     /// ``maxFiresPerInstant`` such fires the call fails (`WF_EINTERNAL`, `timerStuck`, naming
     /// the timer) and changes nothing. At the latest time there is (`Timestamp.latest`), where
-    /// every later deadline falls (OPS §1, Times), a deadline cannot move past it: there a timer
-    /// fires once per call, and one due again ends the firing.
+    /// every later deadline falls (OPS §1, Times), a deadline cannot move past it; the rules set
+    /// none there (no later poll, a waiting cancel goes), and should one be due again all the
+    /// same, it ends the call's firing rather than failing every later call.
     func fireDue(_ uow: UnitOfWork, upTo target: Timestamp) throws(EngineError) -> Int {
         // What earlier calls of a batch changed is settled first, as it would be had each
         // committed on its own: their deadlines count, and freed slots are filled.
