@@ -168,28 +168,35 @@ struct OpHandler: Sendable {
     /// Reports a string argument holding U+0000 in its own error (`tool.register`'s
     /// `invalidTool`, with every problem), so ``checkArguments(_:_:)`` leaves it to the op.
     let checksOwnTexts: Bool
+    /// Arguments that are a report's free text (a log tail, an error message given as a string),
+    /// kept inside a record's JSON rather than in a text column: they may hold U+0000, as the
+    /// same text given as an array or inside an object may, so a final report is never refused
+    /// for what the provider's log happens to contain.
+    let freeTexts: [String]
     let run: @Sendable (Engine, UnitOfWork, Args) throws(EngineError) -> JSON
 
-    init(mutates: Bool, args: [String], extensions: Bool = false, checksOwnTexts: Bool = false,
+    init(mutates: Bool, args: [String], extensions: Bool = false, checksOwnTexts: Bool = false, freeTexts: [String] = [],
          _ run: @escaping @Sendable (Engine, UnitOfWork, Args) throws(EngineError) -> JSON) {
         self.mutates = mutates
         self.args = Array(Set(args)).sorted()
         self.extensions = extensions
         self.checksOwnTexts = checksOwnTexts
+        self.freeTexts = freeTexts
         self.run = run
     }
 
-    /// Refuses an argument the op does not take, and a string argument holding U+0000 whatever
-    /// the op reads it for (docs/OPS.md §1, Types: texts inside objects and arrays may).
+    /// Refuses an argument the op does not take, then a string argument holding U+0000 whatever
+    /// the op reads it for (docs/OPS.md §1, Types: texts inside objects and arrays may, and a
+    /// report's ``freeTexts``).
     func checkArguments(_ op: String, _ given: JSONObject) throws(EngineError) {
+        for member in given.members where !args.contains(member.key) && !(extensions && member.key.hasPrefix("x-")) {
+            throw .invalid("unknownArgument", "\(op) has no argument '\(member.key)'",
+                           details: ["argument": .string(member.key), "known": JSON(args.sorted())])
+        }
+        guard !checksOwnTexts else { return }
         for member in given.members {
-            let key = member.key
-            if !args.contains(key), !(extensions && key.hasPrefix("x-")) {
-                throw .invalid("unknownArgument", "\(op) has no argument '\(key)'",
-                               details: ["argument": .string(key), "known": JSON(args.sorted())])
-            }
-            if !checksOwnTexts, case let .string(s) = member.value, s.utf8.contains(0) {
-                throw Args.containsNUL(key)
+            if case let .string(s) = member.value, s.utf8.contains(0), !freeTexts.contains(member.key) {
+                throw Args.containsNUL(member.key)
             }
         }
     }

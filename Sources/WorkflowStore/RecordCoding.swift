@@ -89,8 +89,11 @@ enum RecordCoding {
 
     /// The reason the step-1 shim of 003 kept in the state itself (`{"failed": "reason"}`), as
     /// the node's error when its record has none: a card shows it rather than a bare "Failed".
+    /// The shim wrote `.failed("interrupted")` for a local run a kill cut short (003 §7): that
+    /// reads as the engine's own interruption, so the node's consumers wait for its Retry.
     static func legacyFailure(_ state: JSON?) -> NodeError? {
         guard case let .object(o)? = state, let reason = o["failed"]?.stringValue, !reason.isEmpty else { return nil }
+        if reason == NodeError.interrupted.code { return NodeError.interrupted }
         return NodeError(code: NodeError.legacyFailureCode, message: reason)
     }
 

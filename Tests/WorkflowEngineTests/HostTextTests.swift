@@ -43,10 +43,11 @@ final class HostTextTests: XCTestCase {
 
     /// Found by a probe of every op: a string argument with U+0000 was refused only where the op
     /// read it as an id or a title (OPS §1 says none may hold one); `asset.import` kept a `uri`
-    /// and a `hash` with one, `tool.register` a `title` and a `description`, `job.update` an
-    /// `error` given as a string. Every op's top-level strings are now checked before it runs;
-    /// `tool.register` reports it among its `invalidTool` problems. Texts inside objects and
-    /// arrays (a log tail's lines, params, `meta`) may still hold one.
+    /// and a `hash` with one, `tool.register` a `title` and a `description`. Every op's
+    /// top-level strings are now checked before it runs; `tool.register` reports it among its
+    /// `invalidTool` problems. Texts inside objects and arrays (a log tail's lines, params,
+    /// `meta`) may still hold one, and so may a report's free text given as a string (a log tail,
+    /// an error message), so that a final report is never refused for what a log contains.
     func testAStringArgumentWithANulIsRefusedByEveryOpAndChangesNothing() throws {
         let h = try Harness(file: true)
         let wf = h.startOneRemote()
@@ -58,7 +59,6 @@ final class HostTextTests: XCTestCase {
         for (op, args, argument) in [
             ("asset.import", ["type": "ImageRef", "uri": "file:///a\u{0}b.png"], "uri"),
             ("asset.import", ["type": "ImageRef", "uri": "file:///a.png", "hash": "h\u{0}x"], "hash"),
-            ("job.update", ["jobId": "job-1", "status": "failed", "error": "out of\u{0}memory"], "error"),
             ("batch", ["calls": [["op": "asset.import", "args": ["type": "ImageRef", "uri": "x\u{0}"]]]], "uri"),
         ] as [(String, JSONObject, String)] {
             let e = h.fail(op, args)
@@ -76,9 +76,17 @@ final class HostTextTests: XCTestCase {
                        "no asset was imported in between (\(first), \(next))")
         XCTAssertEqual(h.call("tool.list")["tools"]?.arrayValue?.count, 1, "no tool was registered")
 
-        // Inside an array a text may hold one: a log tail's line is kept as given.
-        let update = h.call("job.update", ["jobId": "job-1", "status": "running", "logTail": ["step 1\u{0}"]])
-        XCTAssertEqual(update["applied"], true)
+        // Inside an array a text may hold one, and in a report's free text given as a string.
+        h.call("job.update", ["jobId": "job-1", "status": "running", "logTail": ["step 1\u{0}"]])
+        func card() -> JSON? { h.call("workflow.detail", ["workflowId": .string(wf)])["cards"]?[0] }
+        XCTAssertEqual(card()?["logTail"], ["step 1\u{0}"])
+        h.call("job.update", ["jobId": "job-1", "status": "running", "logTail": "step\u{0}2\nstep 3"])
+        XCTAssertEqual(card()?["logTail"], ["step\u{0}2", "step 3"])
+        let failed = h.call("job.update", ["jobId": "job-1", "status": "failed", "error": "out of\u{0}memory"])
+        XCTAssertEqual(failed["state"], "failed", "a final report holding U+0000 is applied, not refused")
+        XCTAssertEqual(h.node(wf, "stylize1")["lastError"]?["message"], "out of\u{0}memory")
+        try h.reopen()
+        XCTAssertEqual(h.node(wf, "stylize1")["lastError"]?["message"], "out of\u{0}memory", "kept whole in the store")
     }
 
     func testTitlesAndKindsOutsideAsciiSurviveAReopen() throws {

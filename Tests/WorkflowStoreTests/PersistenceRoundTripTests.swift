@@ -347,8 +347,9 @@ final class MigrationTests: XCTestCase {
     }
 
     /// 003 step 1's `ToolState` shim: `{"failed": "reason"}` reads as `failed` with the reason
-    /// kept as the node's error (code `failed`), which is written back in today's form; a
-    /// record's own `lastError` wins, and an empty reason leaves the node without one.
+    /// kept as the node's error (code `failed`; `"interrupted"` is the engine's interruption),
+    /// which is written back in today's form; a record's own `lastError` wins, and an empty
+    /// reason leaves the node without one.
     func testALegacyFailedStateKeepsItsReasonAsTheNodesError() throws {
         let legacy = RecordCoding.decodeNode(nodeId: "n", try JSON(parsing: #"{"state": {"failed": "GPU out of memory"}}"#))
         XCTAssertEqual(legacy.state, .failed)
@@ -360,6 +361,10 @@ final class MigrationTests: XCTestCase {
             #"{"state": {"failed": "old words"}, "lastError": {"code": "providerError", "message": "Provider said no."}}"#))
         XCTAssertEqual(both.lastError?.code, "providerError")
         XCTAssertNil(RecordCoding.decodeNode(nodeId: "n", try JSON(parsing: #"{"state": {"failed": ""}}"#)).lastError)
+        // What the shim wrote for a local run a kill cut short (003 §7) is the engine's interruption.
+        let interrupted = RecordCoding.decodeNode(nodeId: "n", try JSON(parsing: #"{"state": {"failed": "interrupted"}}"#))
+        XCTAssertEqual(interrupted.lastError, NodeError.interrupted)
+        XCTAssertEqual(interrupted.lastError?.isInterruption, true)
     }
 
     /// Records written before the interruption flag existed: only the engine wrote the code

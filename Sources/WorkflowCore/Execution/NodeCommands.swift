@@ -121,8 +121,9 @@ extension Executor {
     /// workflow's cards ask it of every input port).
     public func producedAssetsByNode(_ wf: Workflow) -> [String: [String: [String]]] {
         var out: [String: [String: [String]]] = [:]
+        var seen = Set<String>()  // node id, port and asset id, each ended by a NUL (never in one)
         for run in wf.runs.reversed() where run.status == .succeeded {
-            for (port, asset) in run.outputs where !(out[run.nodeId]?[port]?.contains(asset) ?? false) {
+            for (port, asset) in run.outputs where seen.insert("\(run.nodeId)\0\(port)\0\(asset)").inserted {
                 out[run.nodeId, default: [:]][port, default: []].append(asset)
             }
         }

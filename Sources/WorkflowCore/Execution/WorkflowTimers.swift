@@ -43,7 +43,8 @@ extension Executor {
     /// Fires everything in the workflow due at or before now. Offline, a due submit retry or
     /// download stays due (no attempt is spent on a network that is known to be down) until
     /// ``resumeOnline(_:)``; a due cancel, like a poll, waits another backoff (the workflow may
-    /// have no run in flight for ``resumeOnline(_:)`` to find it by).
+    /// have no run in flight for ``resumeOnline(_:)`` to find it by), except at the latest time,
+    /// where no later moment exists: it goes to the outbox, which holds it while offline.
     public func fireDue(_ wf: inout Workflow) throws(EngineError) {
         let now = ctx.now
         let online = ctx.isOnline

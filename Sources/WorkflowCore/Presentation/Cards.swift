@@ -36,7 +36,7 @@ extension Executor {
         var missing: [String] = []
         if case let .blocked(_, m, _) = gate, !node.state.isInFlight { missing = m }
         o.append(uniqueKey: "missingInputs", JSON(missing))
-        o.append(uniqueKey: "inputs", inputsPanel(wf, n, run: run, gate: gate, produced: produced ?? producedAssetsByNode(wf)))
+        o.append(uniqueKey: "inputs", try inputsPanel(wf, n, run: run, gate: gate, produced: produced ?? producedAssetsByNode(wf)))
         o.append(uniqueKey: "paramDigest", .string(paramDigest(wf, n)))
         o.append(uniqueKey: "lastResult", lastResult(wf, node))
         if let e = node.lastError {
@@ -221,15 +221,20 @@ extension Executor {
     /// feeds it (`from`, or `null`), the asset that fills it now (what Run would take: the
     /// selection, the producer's current output or the asset bound at creation; `null` while it
     /// waits), the selection, the asset the current run used (`usedAssetId`), and `selectInput`,
-    /// enabled when there is more than one candidate to choose from (`node.inputCandidates`).
-    func inputsPanel(_ wf: Workflow, _ n: Int, run: Run?, gate: Gate, produced: [String: [String: [String]]]) -> JSON {
+    /// enabled when there is more than one candidate to choose from (`node.inputCandidates`, which
+    /// lists the candidates that still exist).
+    func inputsPanel(_ wf: Workflow, _ n: Int, run: Run?, gate: Gate, produced: [String: [String: [String]]])
+        throws(EngineError) -> JSON
+    {
         let filled: [String: String]
         switch gate {
         case let .ready(inputs): filled = inputs
         case let .blocked(_, _, resolved): filled = resolved
         }
         let node = wf.nodes[n]
-        return .array(graph.nodes[n].inputs.map { port -> JSON in
+        var panel: [JSON] = []
+        panel.reserveCapacity(graph.nodes[n].inputs.count)
+        for port in graph.nodes[n].inputs {
             var p = JSONObject(minimumCapacity: 9)
             p.append(uniqueKey: "port", .string(port.name))
             p.append(uniqueKey: "type", .string(port.type))
@@ -242,11 +247,13 @@ extension Executor {
             p.append(uniqueKey: "assetId", JSON(filled[port.name]))
             p.append(uniqueKey: "selected", JSON(node.inputSelections[port.name]))
             p.append(uniqueKey: "usedAssetId", JSON(run?.inputs[port.name]))
-            let candidates = inputCandidates(wf, n, port: port.name, produced: produced).count
+            var candidates = 0
+            for id in inputCandidates(wf, n, port: port.name, produced: produced) where try ctx.asset(id) != nil { candidates += 1 }
             p.append(uniqueKey: "candidates", JSON(candidates))
             p.append(uniqueKey: "selectInput", cardAction(candidates > 1, candidates > 1 ? nil : "No other input to choose"))
-            return .object(p)
-        })
+            panel.append(.object(p))
+        }
+        return .array(panel)
     }
 
     func historyEntry(_ run: Run) -> JSON {

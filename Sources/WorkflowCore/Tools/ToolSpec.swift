@@ -71,7 +71,7 @@ public struct ToolSpec: Sendable, Equatable {
         if refusingNUL {
             for member in o.members where member.key != "kind" {
                 if case let .string(s) = member.value, s.utf8.contains(0) {
-                    d.malformed("$.\(member.key)", "\(member.key) must not contain U+0000")
+                    d.malformed(JSONFieldReader.member("$", member.key), "\(member.key) must not contain U+0000")
                 }
             }
         }

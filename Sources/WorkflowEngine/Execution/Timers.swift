@@ -10,9 +10,9 @@ extension Engine {
     /// again and again at one instant would hold the call forever; after
     /// ``maxFiresPerInstant`` such fires the call fails (`WF_EINTERNAL`, `timerStuck`, naming
     /// the timer) and changes nothing. At the latest time there is (`Timestamp.latest`), where
-    /// every later deadline falls (OPS §1, Times), a deadline cannot move past it; the rules set
-    /// none there (no later poll, a waiting cancel goes), and should one be due again all the
-    /// same, it ends the call's firing rather than failing every later call.
+    /// every later deadline falls (OPS §1, Times), a deadline cannot move past it: a chain of
+    /// timers may fire there (an await expires, then its retention ends), and a timer due again
+    /// past the limit ends the call's firing (logged) rather than failing every later call.
     func fireDue(_ uow: UnitOfWork, upTo target: Timestamp) throws(EngineError) -> Int {
         // What earlier calls of a batch changed is settled first, as it would be had each
         // committed on its own: their deadlines count, and freed slots are filled.
@@ -44,7 +44,11 @@ extension Engine {
                 firesAtInstant.removeAll(keepingCapacity: true)
             }
             let times = firesAtInstant[next.key, default: 0] + 1
-            if times > 1, next.at == Timestamp.latest { return fired }
+            if times > Self.maxFiresPerInstant, next.at == Timestamp.latest {
+                uow.log(.warning, "a timer is due again at the latest time; firing ends for this call",
+                        ["timer": "\(next.key)"])
+                return fired
+            }
             guard times <= Self.maxFiresPerInstant else {
                 throw EngineError(.internal, "timerStuck",
                                   "the timer of \(next.key) fired \(times - 1) times at \(next.at.rfc3339) without moving on",

@@ -42,7 +42,8 @@ extension Engine {
         },
 
         // job.update {jobId, status, progress?, etaSeconds?, logTail?, outputs?, error?} → {applied, runId, nodeId, state}
-        "job.update": OpHandler(mutates: true, args: ["jobId", "status", "progress", "etaSeconds", "logTail", "outputs", "error"]) { (_, uow, args) throws(EngineError) -> JSON in
+        "job.update": OpHandler(mutates: true, args: ["jobId", "status", "progress", "etaSeconds", "logTail", "outputs", "error"],
+                                freeTexts: ["logTail", "error"]) { (_, uow, args) throws(EngineError) -> JSON in
             let jobId = try args.string("jobId")
             let update = try jobUpdate(args)
             guard let (runId, _) = try uow.run(forJob: jobId) else {
@@ -110,7 +111,7 @@ extension Engine {
         },
 
         // local.completed {runId, outputs | error} → {applied, …}
-        "local.completed": OpHandler(mutates: true, args: ["runId", "outputs", "error"]) { (_, uow, args) throws(EngineError) -> JSON in
+        "local.completed": OpHandler(mutates: true, args: ["runId", "outputs", "error"], freeTexts: ["error"]) { (_, uow, args) throws(EngineError) -> JSON in
             let runId = try args.string("runId")
             let outputs = try args.optionalObject("outputs")
             let error = try nodeError(args, default: "toolFailed")
