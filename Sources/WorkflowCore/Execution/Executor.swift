@@ -234,7 +234,18 @@ public struct Executor {
         // again, failed, or the network down) is only unavailable, and the result stands.
         guard let changed = graph.nodes[n].inputs.first(where: { port in
             if let now = inputs[port.name] { now != wf.runs[r].inputs[port.name] } else { false }
-        })?.name else { return }
+        })?.name else {
+            // Already blocked (its result was made from an input replaced since), and now held by
+            // a reason that comes first in OPS §15's table (the replacing upstream failed, a tool
+            // is gone): that reason is shown, as `node.run` and the card's actions give it.
+            if wf.nodes[n].state == .blocked, case let .blocked(reason, _, _) = gate,
+               reason.code == BlockedReason.upstreamFailed || reason.code == BlockedReason.toolNotInstalled,
+               wf.nodes[n].blockedReason != reason
+            {
+                try setState(&wf, n, .blocked, reason: reason)
+            }
+            return
+        }
         var message = "Input \(changed) has changed."
         var details: JSONObject = ["port": .string(changed), "previous": JSON(wf.runs[r].inputs[changed]),
                                    "current": JSON(inputs[changed])]
