@@ -436,7 +436,7 @@ public struct Executor {
     /// The error of a run whose input asset was deleted before it could (re)start.
     func inputAssetGone(_ port: String, _ assetId: String, _ outcome: String) -> NodeError {
         NodeError(code: "inputAssetGone", message: "The \(port) input of this run was deleted; \(outcome).",
-                  hint: "Use Re-run with latest.", details: ["port": .string(port), "assetId": .string(assetId)])
+                  hint: NodeError.inputAssetGoneHint, details: ["port": .string(port), "assetId": .string(assetId)])
     }
 
     /// Emits `remote.submit` again for a run whose retry wait is over (same idempotency key). If

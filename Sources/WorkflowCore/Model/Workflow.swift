@@ -386,6 +386,11 @@ public struct NodeError: Error, Sendable, Equatable {
         self.isInterruption = isInterruption
     }
 
+    /// What to do after `inputAssetGone`: Re-run with latest takes the producer's current output,
+    /// so when the deleted asset was that output the producer has to run again first.
+    public static let inputAssetGoneHint =
+        "Use Re-run with latest; if the step that made the input has no output now, run it again first."
+
     /// The code of a failure read from a record of 003's step-1 shim, `{"failed": "reason"}`,
     /// which kept a reason but no code; the reason is the message.
     public static let legacyFailureCode = "failed"

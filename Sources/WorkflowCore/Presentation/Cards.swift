@@ -152,7 +152,7 @@ extension Executor {
         case "providerUnavailable": return "The service may be overloaded; wait a few minutes, then Retry."
         case "providerRejected": return "Check the parameters and inputs, then Retry."
         case "awaitExpired": return "Re-run the step to ask again."
-        case "inputAssetGone": return "An input was deleted; use Re-run with latest."
+        case "inputAssetGone": return NodeError.inputAssetGoneHint
         case "missingOutput": return "The tool reported success without an output; Retry, or check the tool."
         case "downloadFailed": return "The result link may have expired; Retry runs the job again."
         case "providerContractMismatch": return "The provider's reply does not match the tool's outputs; check the tool's registration, then Retry."
