@@ -107,18 +107,12 @@ extension Executor {
     /// The assets a node produced on `port` in runs that succeeded, newest first (a remote run
     /// cancelled or failed while its other outputs downloaded made nothing to use).
     public func producedAssets(_ wf: Workflow, _ n: Int, port: String) -> [String] {
-        let id = wf.nodes[n].nodeId
-        var seen = Set<String>()
-        var out: [String] = []
-        for run in wf.runs.reversed() where run.nodeId == id && run.status == .succeeded {
-            if let a = run.outputs[port], seen.insert(a).inserted { out.append(a) }
-        }
-        return out
+        producedAssetsByNode(wf)[wf.nodes[n].nodeId]?[port] ?? []
     }
 
-    /// What every node of `wf` produced, per output port, in runs that succeeded, newest first:
-    /// ``producedAssets(_:_:port:)`` for all nodes at once, read in one pass over the runs (a
-    /// workflow's cards ask it of every input port).
+    /// What every node of `wf` produced, per output port, in runs that succeeded, newest first,
+    /// each asset once, read in one pass over the runs (a workflow's cards ask it of every input
+    /// port: build it once and pass it on).
     public func producedAssetsByNode(_ wf: Workflow) -> [String: [String: [String]]] {
         var out: [String: [String: [String]]] = [:]
         var seen = Set<String>()  // node id, port and asset id, each ended by a NUL (never in one)
@@ -137,14 +131,21 @@ extension Executor {
                                 produced: [String: [String: [String]]]? = nil) -> [String] {
         var out: [String] = []
         if let producer = graph.producers[n][port] {
-            if let produced {
-                out = produced[wf.nodes[producer.node].nodeId]?[producer.port] ?? []
-            } else {
-                out = producedAssets(wf, producer.node, port: producer.port)
-            }
+            out = (produced ?? producedAssetsByNode(wf))[wf.nodes[producer.node].nodeId]?[producer.port] ?? []
         }
         if let bound = wf.nodes[n].bindings[port], !out.contains(bound) { out.append(bound) }
         if let selected = wf.nodes[n].inputSelections[port], !out.contains(selected) { out.append(selected) }
+        return out
+    }
+
+    /// The ``inputCandidates(_:_:port:produced:)`` that still exist (one deleted since is no
+    /// choice): what `node.inputCandidates` lists and a card's Inputs panel counts.
+    public func existingInputCandidates(_ wf: Workflow, _ n: Int, port: String,
+                                        produced: [String: [String: [String]]]? = nil) throws(EngineError) -> [Asset] {
+        var out: [Asset] = []
+        for id in inputCandidates(wf, n, port: port, produced: produced) {
+            if let asset = try ctx.asset(id) { out.append(asset) }
+        }
         return out
     }
 

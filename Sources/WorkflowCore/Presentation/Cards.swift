@@ -247,8 +247,7 @@ extension Executor {
             p.append(uniqueKey: "assetId", JSON(filled[port.name]))
             p.append(uniqueKey: "selected", JSON(node.inputSelections[port.name]))
             p.append(uniqueKey: "usedAssetId", JSON(run?.inputs[port.name]))
-            var candidates = 0
-            for id in inputCandidates(wf, n, port: port.name, produced: produced) where try ctx.asset(id) != nil { candidates += 1 }
+            let candidates = try existingInputCandidates(wf, n, port: port.name, produced: produced).count
             p.append(uniqueKey: "candidates", JSON(candidates))
             p.append(uniqueKey: "selectInput", cardAction(candidates > 1, candidates > 1 ? nil : "No other input to choose"))
             panel.append(.object(p))

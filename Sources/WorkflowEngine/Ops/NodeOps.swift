@@ -104,10 +104,7 @@ extension Engine {
             guard executor.graph.nodes[n].inputs.port(named: port) != nil else {
                 throw .notFound("unknownPort", "'\(wf.nodes[n].nodeId)' has no input port '\(port)'", details: ["port": .string(port)])
             }
-            var assets: [JSON] = []
-            for id in executor.inputCandidates(wf, n, port: port) {
-                if let a = try uow.asset(id) { assets.append(a.json) }
-            }
+            let assets = try executor.existingInputCandidates(wf, n, port: port).map(\.json)
             return ["candidates": .array(assets), "selected": JSON(wf.nodes[n].inputSelections[port])]
         },
 
