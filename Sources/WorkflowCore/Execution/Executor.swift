@@ -236,11 +236,11 @@ public struct Executor {
             if let now = inputs[port.name] { now != wf.runs[r].inputs[port.name] } else { false }
         })?.name else {
             // Already blocked (its result was made from an input replaced since), and now held by
-            // a reason that comes first in OPS §15's table (the replacing upstream failed, a tool
-            // is gone): that reason is shown, as `node.run` and the card's actions give it.
+            // a reason that comes first in OPS §15's table (the replacing upstream failed, its
+            // output was deleted or it runs again, a tool is gone): that reason is shown, as
+            // `node.run` and the card's actions give it. Every reason the gate gives comes first.
             if wf.nodes[n].state == .blocked, case let .blocked(reason, _, _) = gate,
-               reason.code == BlockedReason.upstreamFailed || reason.code == BlockedReason.toolNotInstalled,
-               wf.nodes[n].blockedReason != reason
+               reason.code != BlockedReason.inputChanged, wf.nodes[n].blockedReason != reason
             {
                 try setState(&wf, n, .blocked, reason: reason)
             }
