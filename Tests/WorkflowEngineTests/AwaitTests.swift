@@ -396,6 +396,42 @@ final class AwaitLifecycleTests: XCTestCase {
         XCTAssertEqual(a["resolution"], "expired")
     }
 
+    /// TEST PLAN §10.2 (killed, relaunched later) with seed 000 §5.5 ("If expiresAt passes:
+    /// .cancel: mark failed"): relaunched a day past its expiry, before any tick, the request can
+    /// be read and released but not claimed, snoozed, answered or acted on from its
+    /// notification (`awaitExpired`, nothing changed); the tick then applies its timeout.
+    func testARequestPastItsExpiryAfterARelaunchCannotBeAnsweredAndTheTickFailsItsNode() throws {
+        let h = try Harness(file: true)
+        let (wf, id) = maskAwaiting(h)
+        XCTAssertEqual(h.call("await.get", ["awaitId": .string(id)])["expiresAt"], "2026-01-02T00:00:00.000Z")
+        h.call("await.claim", ["awaitId": .string(id), "claimant": "ipad"])
+        try h.crash()
+        h.engine.close()
+        var later = h.config
+        later["clock"] = ["mode": "manual", "start": "2026-01-03T00:00:00.000Z"]
+        h.engine = try Engine(configJSON: .object(later))
+        XCTAssertEqual(h.now(), "2026-01-03T00:00:00.000Z")
+        let answer: JSONObject = ["awaitId": .string(id), "claimant": "ipad",
+                                  "result": ["asset": ["type": "MaskRef", "uri": "file:///m"]]]
+        for (op, args) in [("await.claim", ["awaitId": JSON.string(id), "claimant": "phone"]), ("await.complete", answer),
+                           ("await.snooze", ["awaitId": .string(id)]), ("await.respond", ["awaitId": .string(id), "action": "Open"])] {
+            let e = h.fail(op, args)
+            XCTAssertEqual(e.status, .state, op)
+            XCTAssertEqual(e.code, "awaitExpired", op)
+            XCTAssertEqual(e.details["expiresAt"], "2026-01-02T00:00:00.000Z", op)
+            XCTAssertEqual(e.details["onTimeout"], "cancel", op)
+        }
+        XCTAssertEqual(h.fail("await.respond", ["awaitId": .string(id), "action": "Open"]).details["navigate"]?["nodeId"], "mask1")
+        XCTAssertEqual(h.state(wf, "mask1"), "awaitingUser", "a refused answer changed nothing")
+        XCTAssertEqual(h.call("await.get", ["awaitId": .string(id)])["status"], "pending")
+        h.call("await.release", ["awaitId": .string(id)])
+        XCTAssertEqual(h.call("engine.tick")["fired"]?.intValue.map { $0 > 0 }, true)
+        XCTAssertEqual(h.state(wf, "mask1"), "failed")
+        XCTAssertEqual(h.node(wf, "mask1")["lastError"]?["code"], "awaitExpired")
+        XCTAssertEqual(h.call("await.get", ["awaitId": .string(id)])["resolution"], "expired")
+        XCTAssertEqual(h.fail("await.complete", answer).code, "awaitNotOpen", "done now: the usual refusal")
+    }
+
     func testExpiryWithSkipLetsConsumersWithOptionalPortsGoOn() throws {
         let h = try Harness()
         Templates.registerStylizeTools(h)

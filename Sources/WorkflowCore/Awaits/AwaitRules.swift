@@ -132,12 +132,26 @@ extension Executor {
         return c
     }
 
-    func requireOpen(_ a: AwaitRequest, _ verb: String) throws(EngineError) {
+    /// Refuses acting on a done await (`awaitNotOpen`), and, unless `expiredToo`, on one whose
+    /// `expiresAt` has passed (``requireNotExpired(_:_:)``).
+    func requireOpen(_ a: AwaitRequest, _ verb: String, expiredToo: Bool = false) throws(EngineError) {
         guard a.isOpen else {
             throw .state("awaitNotOpen", "cannot \(verb) when the await is \(a.status.rawValue)",
                          details: ["awaitId": .string(a.awaitId), "status": .string(a.status.rawValue),
                                    "resolution": JSON(a.resolution?.rawValue)])
         }
+        if !expiredToo { try requireNotExpired(a, verb) }
+    }
+
+    /// An open await whose `expiresAt` has passed is answered by its timeout (`onTimeout`), which
+    /// fires at the next `engine.tick` (time does not pass by itself, OPS §1): until then it can
+    /// be read, and released, but no longer claimed, snoozed, skipped or answered, so a person's
+    /// late answer never wins over the timeout the template set (`awaitExpired`).
+    public func requireNotExpired(_ a: AwaitRequest, _ verb: String) throws(EngineError) {
+        guard let expiresAt = a.expiresAt, expiresAt <= ctx.now else { return }
+        throw .state("awaitExpired", "cannot \(verb): the request expired at \(expiresAt.rfc3339); engine.tick applies its timeout (\(a.onTimeout.rawValue))",
+                     details: ["awaitId": .string(a.awaitId), "expiresAt": JSON(expiresAt),
+                               "onTimeout": .string(a.onTimeout.rawValue)])
     }
 
     func requireUnclaimed(_ a: AwaitRequest, by claimant: String?) throws(EngineError) {
@@ -173,7 +187,7 @@ extension Executor {
     /// The editor was dismissed without a result: the await is pending again, nothing written.
     public func release(_ wf: inout Workflow, awaitIndex i: Int, claimant: String?) throws(EngineError) {
         let a = wf.awaits[i]
-        try requireOpen(a, "release")
+        try requireOpen(a, "release", expiredToo: true)
         if let c = liveClaim(a), let claimant, c.claimant != claimant {
             throw .conflict("alreadyClaimed", "the await is claimed by \(c.claimant), not \(claimant)",
                             details: ["awaitId": .string(a.awaitId), "claimant": .string(c.claimant)])

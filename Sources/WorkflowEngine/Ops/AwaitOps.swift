@@ -124,6 +124,12 @@ extension Engine {
                                  details: ["awaitId": .string(a.awaitId), "status": .string(a.status.rawValue),
                                            "navigate": DeepLink(workflowId: a.workflowId, nodeId: a.nodeId, awaitId: nil).json])
                 }
+                // One past its expiry is the same: its timeout answers it at the next tick.
+                do throws(EngineError) { try executor.requireNotExpired(a, action) } catch {
+                    var details = error.details
+                    details["navigate"] = DeepLink(workflowId: a.workflowId, nodeId: a.nodeId, awaitId: nil).json
+                    throw .state(error.code, error.message, details: details)
+                }
                 var result: JSONObject = ["awaitId": .string(a.awaitId), "action": .string(action)]
                 switch action {
                 case "Open", "Edit":
