@@ -227,6 +227,9 @@ def test_close_is_idempotent_and_later_calls_fail() -> None:
         engine.call("clock.now")
     assert caught.value.code == "engineClosed"
     assert caught.value.status == wf.ESTATE  # as every host reports it (docs/OPS.md)
+    # The very record the C library answers for a closed handle.
+    assert caught.value.details == {"argument": "engine"}
+    assert caught.value.message == "engine is not an open engine: it was closed, or never opened"
 
 
 def test_context_manager_closes_even_on_error() -> None:

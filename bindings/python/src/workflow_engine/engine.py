@@ -67,7 +67,13 @@ class _Guard:
     def call(self) -> Iterator[None]:
         with self._cond:
             if self.closed:
-                raise StateError("the engine is closed", status=ESTATE, code="engineClosed")
+                # The record the library gives a closed handle, so a host sees one answer.
+                raise StateError(
+                    "engine is not an open engine: it was closed, or never opened",
+                    status=ESTATE,
+                    code="engineClosed",
+                    details={"argument": "engine"},
+                )
             self._active += 1
         try:
             yield
