@@ -213,8 +213,12 @@ typedef struct wf_error {
  * store at PATH is the files
  * PATH, PATH-wal, PATH-shm (SQLite's) and PATH-wfjournal (the engine's
  * journal): copy or remove them together, with no engine open on them.
+ * PATH here is the file the path names once its symbolic links are
+ * followed, as SQLite names its log: a store opened through a link is the
+ * same store, journal included.
  *
- * One engine per store file: the engine opened last owns it. A store held
+ * Two engines making one new store at once both open it. One engine per
+ * store file: the engine opened last owns it. A store held
  * open by another engine (in this process or another) is not refused here,
  * because a killed process's engine holds nothing; instead every later
  * change through the engine opened before is refused with WF_ESTORE

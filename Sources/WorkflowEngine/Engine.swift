@@ -49,8 +49,10 @@ public final class Engine: @unchecked Sendable {
     }
 
     /// The files an engine keeps for a file store at `path`: the store, SQLite's write-ahead log
-    /// and shared-memory index beside it, and the store's journal (`<path>-wfjournal`). Copy them
-    /// together, with no engine open on them, to copy a store; remove them together to remove it.
+    /// and shared-memory index beside it, and the store's journal (`<path>-wfjournal`), named
+    /// after the file `path` names once its symbolic links are followed (as SQLite names its log).
+    /// Copy them together, with no engine open on them, to copy a store; remove them together to
+    /// remove it.
     public static func storeFiles(_ path: String) -> [String] { SQLiteStore.files(ofStore: path) }
 
     /// Runs `body` with every write of the store held (its folder's too), so that the files on

@@ -668,10 +668,12 @@ final class UnitOfWork {
             try store.commit(changeSet())
         } catch let e as StoreError where e.code == "storeInUse" {
             rollback()
-            throw EngineError(.store, e.code, "the change was not saved; nothing was changed: \(e.message)")
+            throw EngineError(.store, e.code, "the change was not saved; nothing was changed: \(e.message)",
+                              details: ["store": .string(config.store)])
         } catch {
             rollback()
-            throw EngineError(.store, "storeWriteFailed", "the change could not be saved; nothing was changed: \(error)")
+            throw EngineError(.store, "storeWriteFailed", "the change could not be saved; nothing was changed: \(error)",
+                              details: ["store": .string(config.store)])
         }
         apply()
         for (level, message, metadata) in logs { logger.log(level: level, message, metadata: metadata) }

@@ -33,7 +33,9 @@ import Foundation
 /// and checks that the header still holds its token, so an engine that opened the store earlier
 /// is refused (`storeInUse`) instead of appending where nobody reads.
 package final class JournalFile {
-    package static func path(forStore path: String) -> String { path + "-wfjournal" }
+    /// Beside the file the store's path names once its symbolic links are followed, as SQLite
+    /// names its write-ahead log: a store opened by another name (a link) finds the same journal.
+    package static func path(forStore path: String) -> String { StorePath.resolved(path) + "-wfjournal" }
 
     static let magic: [UInt8] = Array("WFJOURNAL\u{0}1\u{0}".utf8)  // 12 bytes: name, format 1
     static let headerSize = 64

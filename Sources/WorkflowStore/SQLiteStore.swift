@@ -199,19 +199,12 @@ public final class SQLiteStore: EngineStore {
                 config.label = "workflow-store"
                 config.prepareDatabase { db in try db.execute(sql: "PRAGMA foreign_keys = ON") }
                 queue = try DatabaseQueue(configuration: config)
+                try Self.migrate(queue, path: path)
             } else {
-                queue = try StoreConnection.open(path: path, durability: durability,
-                                                 autocheckpointPages: Self.walCheckpointPages)
+                queue = try Self.openMigrated(path: path, durability: durability)
             }
             let main = StoreConnection(queue: queue, path: path, ownerToken: ownerToken, durability: durability)
             self.main = main
-            let migrator = StoreSchema.migrator
-            let superseded = try main.read { db in try migrator.hasBeenSuperseded(db) }
-            if superseded {
-                throw StoreError(code: "storeTooNew",
-                                 message: "the store at \(path) was written by a newer version of the library")
-            }
-            try migrator.migrate(queue)
             guard !inMemory else {
                 try main.claimOwnership()
                 return
@@ -239,6 +232,59 @@ public final class SQLiteStore: EngineStore {
             close()
             throw StoreError(code: StoreError.code(of: error) ?? "storeOpenFailed", message: "cannot open the store at \(path): \(error)")
         }
+    }
+
+    /// Opens the file at `path` and runs the migrations it lacks. Two engines making one new
+    /// store at once (threads or processes) race: both switching the new file to WAL, one is
+    /// refused ("database is locked": two connections each waiting for the other's lock, which
+    /// no busy timeout resolves); both finding it without migrations, the one whose migration
+    /// commits second fails on what the first made ("table meta already exists", the
+    /// migration's row taken, the migrations' table read as it is made). Looking again, it
+    /// finds the file migrated, or fewer migrations left: so a failed open is tried again (a
+    /// few milliseconds later, each try a little later than the one before), up to
+    /// ``openAttempts`` times; a store that fails so on its own, with no rival, fails every
+    /// time, and the last failure is thrown. Other failures (``raceCodes``), and a store too
+    /// new, are thrown at once.
+    static func openMigrated(path: String, durability: Durability) throws -> DatabaseQueue {
+        var attempt = 0
+        while true {
+            attempt += 1
+            var queue: DatabaseQueue?
+            do {
+                let opened = try StoreConnection.open(path: path, durability: durability,
+                                                      autocheckpointPages: Self.walCheckpointPages)
+                queue = opened
+                try migrate(opened, path: path)
+                return opened
+            } catch let e as StoreError where e.code == "storeTooNew" {
+                try? queue?.close()
+                throw e
+            } catch {
+                try? queue?.close()
+                guard attempt < openAttempts, let e = error as? DatabaseError, Self.raceCodes.contains(e.resultCode.primaryResultCode) else {
+                    throw error
+                }
+                usleep(UInt32(1_000 * attempt + Int.random(in: 0..<1_000)))
+            }
+        }
+    }
+
+    /// Tries of ``openMigrated(path:durability:)``: more than the store has migrations, each of
+    /// which a rival may make first.
+    static let openAttempts = 12
+
+    /// What a rival's open gives: a lock refused, and SQL failing on what it made meanwhile (the
+    /// schema changed under a statement too). A file that is not a database, damaged, or cannot
+    /// be opened fails at once.
+    static let raceCodes: [ResultCode] = [.SQLITE_BUSY, .SQLITE_LOCKED, .SQLITE_ERROR, .SQLITE_CONSTRAINT, .SQLITE_SCHEMA]
+
+    /// Refuses a store a newer library wrote (`storeTooNew`), and runs the migrations it lacks.
+    static func migrate(_ queue: DatabaseQueue, path: String) throws {
+        let migrator = StoreSchema.migrator
+        if try queue.read({ db in try migrator.hasBeenSuperseded(db) }) {
+            throw StoreError(code: "storeTooNew", message: "the store at \(path) was written by a newer version of the library")
+        }
+        try migrator.migrate(queue)
     }
 
     /// SQLite's `PRAGMA synchronous` on the store's connection (1 NORMAL, 2 FULL): what
@@ -720,7 +766,8 @@ public final class SQLiteStore: EngineStore {
     /// The files a file store keeps (the store, SQLite's write-ahead log and shared-memory index
     /// beside it, and the store's journal), for tests and tools that copy or remove a store whole.
     public static func files(ofStore path: String) -> [String] {
-        [path, path + "-wal", path + "-shm", JournalFile.path(forStore: path)]
+        let real = StorePath.resolved(path)
+        return [real, real + "-wal", real + "-shm", JournalFile.path(forStore: real)]
     }
 
     // MARK: Replay

@@ -80,6 +80,7 @@ final class StoreIntegrityTests: XCTestCase {
         guard case let .failure(e) = refused else { return XCTFail("a's write was accepted: \(refused)") }
         XCTAssertEqual(e.status, .store)
         XCTAssertEqual(e.code, "storeInUse")
+        XCTAssertEqual(e.details["store"], .string(path), "names the store, as a failed open does")
         try b.callOrThrow("workflow.setPolling", ["workflowId": .string(wf), "paused": true])  // b goes on
         guard case .failure = a.call("workflow.archive", ["workflowId": .string(wf)]) else { return XCTFail("a wrote later") }
         a.close()  // a's close writes nothing over b's changes
@@ -89,6 +90,74 @@ final class StoreIntegrityTests: XCTestCase {
         XCTAssertEqual(got["pollingPaused"], true, "b's change was kept")
         XCTAssertEqual(got["archived"], false, "a's change was refused whole")
         reopened.close()
+    }
+
+    /// Two engines making one new store at once (two threads here; two processes race the same
+    /// way) both open it: the one whose schema migration comes second finds the tables the first
+    /// made and goes on (it failed with "table meta already exists", or as `storeCorrupt`), and
+    /// the one opened last owns the store.
+    func testTwoEnginesMakingOneNewStoreAtOnceBothOpen() throws {
+        for round in 0..<24 {
+            let file = NSTemporaryDirectory() + "wf-race-\(UUID().uuidString).sqlite"
+            defer { for f in Engine.storeFiles(file) { try? FileManager.default.removeItem(atPath: f) } }
+            let config: JSON = ["store": .string(file), "clock": ["mode": "manual"]]
+            let results = OpenResults()
+            DispatchQueue.concurrentPerform(iterations: 2) { _ in
+                results.add(Result { try Engine(configJSON: config) })
+            }
+            var opened: [Engine] = []
+            for result in results.all {
+                switch result {
+                case .success(let engine): opened.append(engine)
+                case .failure(let error): XCTFail("round \(round): an open failed: \(error)")
+                }
+            }
+            // Exactly one of them owns the file: the other's commit is refused.
+            let owners = opened.filter { (try? $0.callOrThrow("tool.register", ["kind": "Up", "outputs": ["text": "TextRef"]])) != nil }
+            XCTAssertEqual(owners.count, opened.count == 2 ? 1 : opened.count, "round \(round)")
+            for engine in opened { engine.close() }
+        }
+    }
+
+    /// A store opened by another name (a symbolic link to its file, or to its folder) is the same
+    /// store: the journal a killed engine left is found (SQLite follows the link for its own
+    /// log; the journal is named as it does), so no committed call is lost and no id is issued
+    /// again; the store's files are listed by the name they really have.
+    func testAStoreOpenedThroughALinkFindsWhatAKilledEngineLeftInItsJournal() throws {
+        let dir = NSTemporaryDirectory() + "wf-link-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: dir + "/real", withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try FileManager.default.createSymbolicLink(atPath: dir + "/link.sqlite", withDestinationPath: "real/store.sqlite")
+        try FileManager.default.createSymbolicLink(atPath: dir + "/folder", withDestinationPath: dir + "/real")
+        func config(_ store: String) -> JSON {
+            ["store": .string(store), "clock": ["mode": "manual"], "backgroundWrites": false]
+        }
+        var abandoned: [Engine] = []
+        defer { for engine in abandoned { engine.close() } }
+        var name = dir + "/real/store.sqlite"
+        let first = try Engine(configJSON: config(name))
+        abandoned.append(first)
+        let wf = try startedWorkflow(first)
+        let runs = try first.callOrThrow("effects.take").objectValue?["effects"]?.arrayValue ?? []
+        XCTAssertEqual(runs.count, 1)
+        try first.callOrThrow("local.completed", ["runId": runs[0]["runId"]!, "outputs": ["text": ["uri": "file:///T"]]])
+        let output = try first.callOrThrow("node.get", ["workflowId": .string(wf), "nodeId": "up"])["outputs"]?["text"]
+        // Killed, then opened by each other name in turn, each left as killed in its turn.
+        for other in [dir + "/link.sqlite", dir + "/folder/store.sqlite", dir + "/folder/../real/./store.sqlite"] {
+            XCTAssertEqual(Set(Engine.storeFiles(other)), Set(Engine.storeFiles(name)), other)
+            name = other
+            let engine = try Engine(configJSON: config(name))
+            abandoned.append(engine)
+            let node = try engine.callOrThrow("node.get", ["workflowId": .string(wf), "nodeId": "up"])
+            XCTAssertEqual(node["state"], "succeeded", other)
+            XCTAssertEqual(node["outputs"]?["text"], output, other)
+            // The bound input is as-1, the output as-2; each import the next.
+            let imported = try engine.callOrThrow("asset.import", ["type": "TextRef", "uri": .string("file:///\(abandoned.count)")])
+            XCTAssertEqual(imported["assetId"], .string("as-\(abandoned.count + 1)"), "\(other): a new id, none issued again")
+        }
+        XCTAssertEqual(Engine.storeFiles(dir + "/link.sqlite").first, dir + "/real/store.sqlite")
+        XCTAssertTrue(FileManager.default.fileExists(atPath: dir + "/real/store.sqlite-wfjournal"))
+        XCTAssertFalse(FileManager.default.fileExists(atPath: dir + "/link.sqlite-wfjournal"))
     }
 
     func testAnotherProgramCheckpointingTheLogTakesNothingFromTheOwner() throws {
@@ -701,4 +770,14 @@ final class StoreIntegrityTests: XCTestCase {
         h.advance(11.5)
         XCTAssertEqual(h.effects("remote.poll").count, 1, "the job is polled")
     }
+}
+
+/// What threads opening engines at once got, gathered under a lock.
+private final class OpenResults: @unchecked Sendable {
+    private let lock = NSLock()
+    private var results: [Result<Engine, Error>] = []
+
+    func add(_ result: Result<Engine, Error>) { lock.withLock { results.append(result) } }
+
+    var all: [Result<Engine, Error>] { lock.withLock { results } }
 }
