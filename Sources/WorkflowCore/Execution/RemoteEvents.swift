@@ -361,12 +361,15 @@ extension Executor {
         case .submitted, .running:
             wf.updatedAt = ctx.now
             ctx.settle(answerKey: AnswerKey.poll(run.runId))
+            // A poll in flight when polling was paused: nothing goes out again until the person
+            // resumes (which polls at once), so the job is not "Reconnecting…" meanwhile.
+            guard !wf.pollingPaused else { return .applied }
             let failures = run.pollFailures + 1
             wf.runs[r].pollFailures = failures
             let delay = RetryPolicy.reconnectDelay(failures: failures,
                                                    retryAfterSeconds: error.retryAfterSeconds, seed: ctx.settings.seed,
                                                    runId: run.runId)
-            if !wf.pollingPaused { wf.runs[r].nextPollAt = pollTime(after: delay) }
+            wf.runs[r].nextPollAt = pollTime(after: delay)
             return .applied
         case .downloading:
             wf.updatedAt = ctx.now
@@ -454,6 +457,9 @@ extension Executor {
                 // handed out again after a reopen while polling is paused.
                 wf.runs[r].nextPollAt = nil
                 ctx.settle(answerKey: AnswerKey.poll(wf.runs[r].runId))
+                // No poll goes out, so none is failing: not "Reconnecting…" while paused; resuming
+                // polls at once, and a failure then backs off from the start (10 s).
+                wf.runs[r].pollFailures = 0
             } else {
                 pollNow(&wf, runIndex: r)
             }

@@ -17,7 +17,7 @@ extension Executor {
         let run = wf.run(node.currentRunId)
         let openAwait = wf.awaits.last { $0.nodeId == node.nodeId && $0.isOpen }
         let gate = try self.gate(wf, n, taints: taints)
-        let look = appearance(node, run: run, t: t)
+        let look = appearance(node, run: run, t: t, pollingPaused: wf.pollingPaused)
         var o = JSONObject(minimumCapacity: 24)
         o.append(uniqueKey: "nodeId", .string(node.nodeId))
         o.append(uniqueKey: "title", .string(t.displayTitle))
@@ -71,9 +71,14 @@ extension Executor {
     }
 
     /// Chip, colours, progress and status line per the state table.
-    func appearance(_ node: NodeInstance, run: Run?, t: TemplateNode) -> Appearance {
+    func appearance(_ node: NodeInstance, run: Run?, t: TemplateNode, pollingPaused: Bool) -> Appearance {
         let queued = run.map { $0.status == .queued } ?? false
-        func percent(_ p: Double?) -> String { p.map { " \(Int(($0 * 100).rounded()))%" } ?? "" }
+        // The nearest whole percent, but at most 99 % while the node runs: "Running 100%" would
+        // say a job is done that is not (a provider's 0.996, or 1.0 while it finishes up).
+        func percent(_ p: Double?) -> String { p.map { " \(min(99, Int(($0 * 100).rounded())))%" } ?? "" }
+        // A job whose status checks the person paused (workflow.setPolling): no poll goes out,
+        // so it is neither Reconnecting… nor live news; the card says why nothing moves.
+        let checksPaused = pollingPaused && (run?.hasLiveJob ?? false)
         switch node.state {
         case .awaitingUser:
             return Appearance(chip: "Needs your input", tone: .orange, border: .orange, fill: "orange15", progress: nil,
@@ -93,6 +98,8 @@ extension Executor {
             } else if !ctx.isOnline {
                 // Before Reconnecting…: offline no poll goes out, as on a running or downloading card.
                 status = "Offline — status checks wait for the network"
+            } else if checksPaused {
+                status = "Status checks paused"
             } else if let run, run.reconnecting {
                 status = "Reconnecting…"
             } else {
@@ -103,6 +110,7 @@ extension Executor {
             let reconnecting = run?.reconnecting ?? false
             // Offline, a remote job runs on but no status check goes out (seed 000 §6.5, §8).
             let status = node.state == .runningRemote && !ctx.isOnline ? "Offline — status checks wait for the network"
+                : checksPaused ? "Status checks paused"
                 : reconnecting ? "Reconnecting…" : "Running" + percent(run?.progress)
             return Appearance(chip: reconnecting ? "Reconnecting…" : "Running" + percent(run?.progress), tone: .blue,
                               border: .blue, fill: "blue15", progress: run?.progress, status: status)
