@@ -103,9 +103,26 @@ extension Executor {
         wf.runs[r].status = .submitted
         wf.runs[r].nextAttemptAt = nil
         schedulePoll(&wf, runIndex: r)
-        wf.updatedAt = ctx.now
+        touch(&wf, node: nodeIndex(wf, run.nodeId))  // "Submitting…" is now "Queued at the provider"
         ctx.note("job submitted", ["workflowId": wf.workflowId, "runId": run.runId, "jobId": jobId])
         return .applied
+    }
+
+    /// What node `n`'s card shows of its run changed without the node changing state (its
+    /// status line, progress, log tail, estimate, "Reconnecting…" starting or ending): the
+    /// node's `updatedAt` ("updated Xs ago" on its Run & Status panel) and the workflow's
+    /// ("Recent") say so. A report with no news moves neither.
+    func touch(_ wf: inout Workflow, node n: Int?) {
+        if let n { wf.nodes[n].updatedAt = ctx.now }
+        wf.updatedAt = ctx.now
+    }
+
+    /// Whether a report changed what the card shows of run `r`, once `before` (as the report
+    /// found it).
+    func cardNews(_ wf: Workflow, runIndex r: Int, before: Run) -> Bool {
+        let now = wf.runs[r]
+        return now.status != before.status || now.progress != before.progress || now.logTail != before.logTail
+            || now.estimatedEndAt != before.estimatedEndAt || now.reconnecting != before.reconnecting
     }
 
     /// Schedules the next regular poll of run `r` (none while polling is paused).
@@ -158,7 +175,6 @@ extension Executor {
         if let eta = update.etaSeconds, update.status == .queued || update.status == .running {
             wf.runs[r].estimatedEndAt = ctx.now.adding(seconds: eta)
         }
-        wf.updatedAt = ctx.now
         switch update.status {
         case .queued:
             if wf.runs[r].status == .submitting || wf.runs[r].status == .retryWait { wf.runs[r].status = .submitted }
@@ -170,11 +186,13 @@ extension Executor {
             }
             // Back from "Reconnecting…": the regular cadence again, not the backoff.
             if wf.runs[r].nextPollAt == nil || wasReconnecting { schedulePoll(&wf, runIndex: r) }
+            if cardNews(wf, runIndex: r, before: run) { touch(&wf, node: n) }
             return .applied
         case .running:
             wf.runs[r].status = .running
             if wf.nodes[n].state == .queuedRemote { try setState(&wf, n, .runningRemote) }
             if wf.runs[r].nextPollAt == nil || wasReconnecting { schedulePoll(&wf, runIndex: r) }
+            if cardNews(wf, runIndex: r, before: run) { touch(&wf, node: n) }
             return .applied
         case .failed:
             try fail(&wf, runIndex: r, error: update.error
@@ -337,7 +355,7 @@ extension Executor {
         guard !run.status.isTerminal else { return .ignored("the run is already \(run.status.rawValue)") }
         switch run.status {
         case .submitting:
-            wf.updatedAt = ctx.now
+            touch(&wf, node: nodeIndex(wf, run.nodeId))  // "Submitting…" is now "Retrying at …", or it fails
             ctx.settle(answerKey: AnswerKey.submit(run.runId))
             let failures = run.submitFailures + 1
             wf.runs[r].submitFailures = failures
@@ -359,11 +377,11 @@ extension Executor {
             }
             return .applied
         case .submitted, .running:
-            wf.updatedAt = ctx.now
             ctx.settle(answerKey: AnswerKey.poll(run.runId))
             // A poll in flight when polling was paused: nothing goes out again until the person
             // resumes (which polls at once), so the job is not "Reconnecting…" meanwhile.
             guard !wf.pollingPaused else { return .applied }
+            if !run.reconnecting { touch(&wf, node: nodeIndex(wf, run.nodeId)) }  // "Reconnecting…" starts
             let failures = run.pollFailures + 1
             wf.runs[r].pollFailures = failures
             let delay = RetryPolicy.reconnectDelay(failures: failures,
@@ -372,7 +390,7 @@ extension Executor {
             wf.runs[r].nextPollAt = pollTime(after: delay)
             return .applied
         case .downloading:
-            wf.updatedAt = ctx.now
+            if !run.reconnecting { touch(&wf, node: nodeIndex(wf, run.nodeId)) }  // "Reconnecting…" starts
             for port in run.pendingDownloads.keys { ctx.settle(answerKey: AnswerKey.download(run.runId, port)) }
             if let status = error.httpStatus, RetryPolicy.isPermanent(status) {
                 // The file is gone or refused (an expired or revoked link): fetching it again
