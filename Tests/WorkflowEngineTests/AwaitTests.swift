@@ -320,10 +320,17 @@ final class AwaitLifecycleTests: XCTestCase {
         let h = try Harness()
         let (wf, first) = maskAwaiting(h, template: stylizeWithASecondMaskAwait())
         let other = h.node(wf, "mask2")["awaitId"]!
+        let link = h.call("await.get", ["awaitId": .string(first)])["deepLink"]!
         h.call("await.complete", ["awaitId": .string(first), "result": ["asset": ["type": "MaskRef", "uri": "file:///m"]]])
+        let done = h.call("await.get", ["awaitId": .string(first)])
+        XCTAssertEqual(done["actions"], [], "a done await has no notification and nothing to act on")
+        XCTAssertEqual(h.fail("deeplink.parse", ["url": link]).details["reason"], "awaitDone")
         h.advance(7 * 86_400)
         XCTAssertEqual(h.fail("await.get", ["awaitId": .string(first)]).code, "unknownAwait")
         XCTAssertEqual(h.fail("await.respond", ["awaitId": .string(first), "action": "Open"]).code, "unknownAwait")
+        let stale = h.fail("deeplink.parse", ["url": link])
+        XCTAssertEqual(stale.code, "badDeepLink")
+        XCTAssertEqual(stale.details["reason"], "unknownAwait", "cleared: gone, as await.get answers it")
         XCTAssertEqual(h.call("await.get", ["awaitId": other])["status"], "pending")
     }
 

@@ -131,7 +131,8 @@ extension Executor {
         o["resumePolicy"] = .object(policy)
         o["skippable"] = .bool(a.skippable)
         o["category"] = .string(a.type.notificationCategory)
-        o["actions"] = JSON(a.offeredActions(maxSnoozes: ctx.settings.maxSnoozes))
+        // A done await has no notification, and nothing left to act on.
+        o["actions"] = a.isOpen ? JSON(a.offeredActions(maxSnoozes: ctx.settings.maxSnoozes)) : .array([])
         if a.type == .selectAsset {
             o["candidates"] = .array(a.candidates.map { ["port": .string($0.port), "assetId": .string($0.assetId)] })
         }

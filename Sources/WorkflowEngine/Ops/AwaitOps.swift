@@ -185,7 +185,8 @@ extension Engine {
                 throw DeepLink.bad(url, "unknownNode", "workflow '\(wf.workflowId)' has no node '\(nodeId)'")
             }
             if let awaitId = link.awaitId {
-                guard let i = wf.awaitIndex(awaitId), wf.awaits[i].nodeId == link.nodeId else {
+                // One cleared from the Action Center is gone, as `await.get` answers it.
+                guard let i = wf.awaitIndex(awaitId), wf.awaits[i].nodeId == link.nodeId, !wf.awaits[i].cleared else {
                     throw DeepLink.bad(url, "unknownAwait", "no await '\(awaitId)' on that node")
                 }
                 guard wf.awaits[i].isOpen else {
