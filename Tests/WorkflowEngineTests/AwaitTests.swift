@@ -412,11 +412,7 @@ final class AwaitLifecycleTests: XCTestCase {
         let (wf, id) = maskAwaiting(h)
         XCTAssertEqual(h.call("await.get", ["awaitId": .string(id)])["expiresAt"], "2026-01-02T00:00:00.000Z")
         h.call("await.claim", ["awaitId": .string(id), "claimant": "ipad"])
-        try h.crash()
-        h.engine.close()
-        var later = h.config
-        later["clock"] = ["mode": "manual", "start": "2026-01-03T00:00:00.000Z"]
-        h.engine = try Engine(configJSON: .object(later))
+        try h.relaunch(at: "2026-01-03T00:00:00.000Z")
         XCTAssertEqual(h.now(), "2026-01-03T00:00:00.000Z")
         let answer: JSONObject = ["awaitId": .string(id), "claimant": "ipad",
                                   "result": ["asset": ["type": "MaskRef", "uri": "file:///m"]]]
@@ -437,6 +433,35 @@ final class AwaitLifecycleTests: XCTestCase {
         XCTAssertEqual(h.node(wf, "mask1")["lastError"]?["code"], "awaitExpired")
         XCTAssertEqual(h.call("await.get", ["awaitId": .string(id)])["resolution"], "expired")
         XCTAssertEqual(h.fail("await.complete", answer).code, "awaitNotOpen", "done now: the usual refusal")
+    }
+
+    /// TEST PLAN §6 (snooze returns after 1 h) across §10.2's kill: relaunched two hours after a
+    /// snooze, the await is still snoozed until the first tick, which wakes it and notifies
+    /// again.
+    func testASnoozeThatEndedWhileTheAppWasKilledWakesAtTheFirstTickAfterTheRelaunch() throws {
+        let h = try Harness(file: true)
+        let (_, id) = maskAwaiting(h)
+        h.call("await.snooze", ["awaitId": .string(id)])
+        _ = h.take()
+        try h.relaunch(at: "2026-01-01T02:00:00.000Z")
+        XCTAssertEqual(h.call("await.get", ["awaitId": .string(id)])["status"], "snoozed", "time does not pass by itself")
+        XCTAssertEqual(h.call("engine.nextDeadline")["at"], "2026-01-01T01:00:00.000Z", "overdue: the host ticks at once")
+        h.call("engine.tick")
+        XCTAssertEqual(h.call("await.get", ["awaitId": .string(id)])["status"], "pending")
+        XCTAssertEqual(h.effects("notify").map(\.["awaitId"]), [.string(id)], "notified again, once")
+    }
+
+    /// TEST PLAN §6 (Done clears after 7 days) across §10.2's kill: relaunched eight days after
+    /// the answer, the first tick clears the done await from the Action Center.
+    func testADoneAwaitWhoseRetentionEndedWhileTheAppWasKilledIsClearedAtTheFirstTick() throws {
+        let h = try Harness(file: true)
+        let (_, id) = maskAwaiting(h)
+        h.call("await.complete", ["awaitId": .string(id), "result": ["asset": ["type": "MaskRef", "uri": "file:///m"]]])
+        try h.relaunch(at: "2026-01-09T00:00:00.000Z")
+        XCTAssertEqual(h.call("await.list")["counts"]?["done"], 1)
+        h.call("engine.tick")
+        XCTAssertEqual(h.call("await.list")["counts"]?["done"], 0)
+        XCTAssertEqual(h.fail("await.get", ["awaitId": .string(id)]).code, "unknownAwait")
     }
 
     func testExpiryWithSkipLetsConsumersWithOptionalPortsGoOn() throws {

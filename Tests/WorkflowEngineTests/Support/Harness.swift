@@ -98,6 +98,16 @@ final class Harness {
         engine = try Engine(configJSON: .object(config))
     }
 
+    /// Reopens on the same store as a killed process would find it, relaunched later: the
+    /// manual clock starts at `start` (it resumes at the later of that and where the store left
+    /// off), with nothing fired yet.
+    func relaunch(at start: String) throws {
+        abandoned.append(engine)
+        var later = config
+        later["clock"] = ["mode": "manual", "start": .string(start)]
+        engine = try Engine(configJSON: .object(later))
+    }
+
     /// Closes and reopens on the same store.
     func reopen() throws {
         engine.close()
