@@ -15,6 +15,17 @@ final class TemplateValidationTests: XCTestCase {
                        ["load1", "stylize1", "compress1"], "the interactive mask1 needs no tool")
     }
 
+    /// OPS §1 Types: no tool's kind holds U+0000 (tool.register refuses it), so a node of such
+    /// a kind could never run: a new template is refused at the kind; one a store kept from
+    /// before the rule still reads.
+    func testANodeKindHoldingANulIsRefusedAtItsPlaceUnlessStoredEarlier() {
+        let t: JSON = ["schema": "app.workflow/v2", "name": "n", "nodes": [["id": "a", "kind": "K\u{0}x", "outputs": ["o": "TextRef"]]]]
+        let v = compile(t)
+        XCTAssertEqual(v.errors.map(\.path), ["$.nodes[0].kind"])
+        XCTAssertEqual(v.errors.first?.message, "$.nodes[0].kind: 'kind' must not contain U+0000")
+        XCTAssertTrue(TemplateCompiler.compile(t, tools: [:], storedEarlier: true).valid)
+    }
+
     func testCycleABAIsCycleDetectedWithThePathInTheMessage() {
         let t: JSON = ["schema": "app.workflow/v2", "name": "c",
                        "nodes": [["id": "A", "kind": "K", "inputs": ["i": "ImageRef"], "outputs": ["o": "ImageRef"]],

@@ -326,57 +326,66 @@ public enum TemplateCompiler {
             d.malformed(JSONFieldReader.member(d.path, key), "unknown field '\(key)' (use an x- prefix for comments and extensions)",
                         nodeId: rawId)
         }
-        guard let id = d.requiredString(idValue, field: "id") else { return nil }
-        guard Identifiers.isValidNodeId(id) else {
-            d.malformed("\(d.path).id", "node id '\(id)' must be 1 to 128 letters, digits, '_', '-' or '.'",
-                        nodeId: id)
-            return nil
+        // A node without a valid id is left out, but its other fields are still read: every
+        // error is reported, not only the first (OPS §5).
+        let givenId = d.requiredString(idValue, field: "id")
+        var idIsValid = givenId != nil
+        if let given = givenId {
+            if !Identifiers.isValidNodeId(given) {
+                d.malformed("\(d.path).id", "node id '\(given)' must be 1 to 128 letters, digits, '_', '-' or '.'",
+                            nodeId: given)
+                idIsValid = false
+            } else if !storedEarlier && (given == "." || given == "..") {
+                // `.` and `..` are a path's dot segments: a URL library resolving a deep link
+                // (`app://workflow/W/node/..`) drops them, so the link would open another place.
+                // A store written before this rule keeps reading its templates.
+                d.malformed("\(d.path).id", "node id '\(given)' is a dot segment, which deep links would lose; use letters or digits too",
+                            nodeId: given)
+                idIsValid = false
+            }
         }
-        // `.` and `..` are a path's dot segments: a URL library resolving a deep link
-        // (`app://workflow/W/node/..`) drops them, so the link would open another place. A store
-        // written before this rule keeps reading its templates.
-        guard storedEarlier || (id != "." && id != "..") else {
-            d.malformed("\(d.path).id", "node id '\(id)' is a dot segment, which deep links would lose; use letters or digits too",
-                        nodeId: id)
-            return nil
+        let id = givenId ?? ""
+        let kind = d.requiredString(kindValue, field: "kind", nodeId: givenId) ?? ""
+        if kindValue?.stringValue?.isEmpty == true { d.malformed("\(d.path).kind", "'kind' must not be empty", nodeId: givenId) }
+        // No tool's kind holds U+0000 (tool.register refuses it): such a node could never run.
+        if !storedEarlier, kindValue?.stringValue?.utf8.contains(0) == true {
+            d.malformed("\(d.path).kind", "'kind' must not contain U+0000", nodeId: givenId)
         }
-        let kind = d.requiredString(kindValue, field: "kind", nodeId: id) ?? ""
-        if kindValue?.stringValue?.isEmpty == true { d.malformed("\(d.path).kind", "'kind' must not be empty", nodeId: id) }
-        let title = d.optionalString(titleValue, field: "title", nodeId: id)
-        let description = d.optionalString(descriptionValue, field: "description", nodeId: id)
-        let params = d.optionalObject(paramsValue, field: "params", nodeId: id) ?? [:]
-        var inputs = d.ports(inputsValue, path: "$.nodes[\(i)].inputs", inputs: true, nodeId: id,
+        let title = d.optionalString(titleValue, field: "title", nodeId: givenId)
+        let description = d.optionalString(descriptionValue, field: "description", nodeId: givenId)
+        let params = d.optionalObject(paramsValue, field: "params", nodeId: givenId) ?? [:]
+        var inputs = d.ports(inputsValue, path: "$.nodes[\(i)].inputs", inputs: true, nodeId: givenId,
                              shared: &tools.ports)
-        var outputs = d.ports(outputsValue, path: "$.nodes[\(i)].outputs", inputs: false, nodeId: id,
+        var outputs = d.ports(outputsValue, path: "$.nodes[\(i)].outputs", inputs: false, nodeId: givenId,
                               shared: &tools.ports)
-        let summaryParams = d.optionalStringArray(summaryValue, field: "summaryParams", nodeId: id)
+        let summaryParams = d.optionalStringArray(summaryValue, field: "summaryParams", nodeId: givenId)
 
         var awaitSpec: AwaitSpec?
         if let a = awaitValue, !a.isNull {
-            awaitSpec = decodeAwait(a, path: "\(d.path).await", nodeId: id, reader: &d, storedEarlier: storedEarlier)
+            awaitSpec = decodeAwait(a, path: "\(d.path).await", nodeId: givenId, reader: &d, storedEarlier: storedEarlier)
         }
 
         var declaredClass: ResourceClass?
-        if let res = d.optionalObject(resourcesValue, field: "resources", nodeId: id) {
+        if let res = d.optionalObject(resourcesValue, field: "resources", nodeId: givenId) {
             var rr = JSONFieldReader(path: "\(d.path).resources")
-            rr.rejectUnknown(res, allowed: ["class"], nodeId: id)
-            if let c = rr.optionalString(res, "class", nodeId: id) {
+            rr.rejectUnknown(res, allowed: ["class"], nodeId: givenId)
+            if let c = rr.optionalString(res, "class", nodeId: givenId) {
                 if let rc = ResourceClass(rawValue: c) {
                     declaredClass = rc
                 } else {
                     rr.malformed("\(d.path).resources.class", "class must be \"remote\" or \"local\", not '\(c)'",
-                                 nodeId: id)
+                                 nodeId: givenId)
                 }
             }
             d.append(contentsOf: rr.issues)
         }
 
         var presets: [(name: String, params: JSONObject)] = []
-        if let p = d.optionalObject(presetsValue, field: "presets", nodeId: id) {
+        if let p = d.optionalObject(presetsValue, field: "presets", nodeId: givenId) {
             for (presetName, delta) in p {
                 guard case let .object(deltaObject) = delta else {
-                    d.malformed("\(d.path).presets.\(presetName)", "a preset is an object of parameter values",
-                                nodeId: id)
+                    d.malformed(JSONFieldReader.member("\(d.path).presets", presetName), "a preset is an object of parameter values",
+                                nodeId: givenId)
                     continue
                 }
                 presets.append((presetName, deltaObject))
@@ -392,13 +401,14 @@ public enum TemplateCompiler {
                                         declaredClass: declaredClass, tool: toolRef.spec, path: d.path) {
                 d.append(issue)
             }
-        } else if TemplateNode.needsTool(awaitSpec), !kind.isEmpty {
+        } else if TemplateNode.needsTool(awaitSpec), !kind.isEmpty, idIsValid {
             warnings.append(TemplateIssue(
                 .warning, code: TemplateErrorCode.toolNotInstalled,
                 message: "tool '\(kind)' is not installed; node '\(id)' will be blocked until it is registered",
                 nodeId: id))
         }
 
+        guard idIsValid else { return nil }
         return TemplateNode(
             id: id, kind: kind, title: title, description: description, params: params,
             inputs: inputs ?? [], outputs: outputs ?? [],
@@ -451,7 +461,7 @@ public enum TemplateCompiler {
         return issues
     }
 
-    static func decodeAwait(_ json: JSON, path: String, nodeId: String, reader d: inout JSONFieldReader,
+    static func decodeAwait(_ json: JSON, path: String, nodeId: String?, reader d: inout JSONFieldReader,
                             storedEarlier: Bool = false) -> AwaitSpec? {
         var a = JSONFieldReader(path: path)
         defer { d.append(contentsOf: a.issues) }
@@ -544,7 +554,7 @@ public enum TemplateCompiler {
                 if JSONFieldReader.isExtension(m.key) {
                     extensions.append(uniqueKey: m.key, m.value)
                 } else {
-                    d.malformed("\(d.path).\(m.key)", "unknown field '\(m.key)' (use an x- prefix for comments and extensions)")
+                    d.malformed(JSONFieldReader.member(d.path, m.key), "unknown field '\(m.key)' (use an x- prefix for comments and extensions)")
                 }
             }
         }

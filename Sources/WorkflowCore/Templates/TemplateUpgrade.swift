@@ -71,6 +71,10 @@ enum TemplateUpgrade {
                                           "producedKeys", "await", "resources", "summaryParams", "presets"]
 
     /// The port type of a v1 key: `image` → `ImageRef`.
+    /// The longest key: its type, the key capitalised with "Ref" after it, is a type name of at
+    /// most 64 characters.
+    static let maxKeyLength = 61
+
     static func portType(forKey key: String) -> String {
         guard let first = key.first else { return "Ref" }
         return first.uppercased() + key.dropFirst() + "Ref"
@@ -130,9 +134,18 @@ enum TemplateUpgrade {
                             }
                             // A key names a port and, capitalised, its type (`image` → `ImageRef`):
                             // it starts with a letter, as a type name must.
-                            guard Identifiers.isValidPortName(key), key.utf8.first.map(Identifiers.isAlpha) == true else {
+                            guard key.utf8.first.map(Identifiers.isAlpha) == true,
+                                  key.utf8.allSatisfy({ Identifiers.isAlnum($0) || $0 == UInt8(ascii: "_") }) else {
                                 s.malformed("\(s.path).\(field)[\(k)]",
                                             "key '\(key)' must start with a letter and use letters, digits or _", nodeId: id)
+                                clean = false
+                                continue
+                            }
+                            // Its type adds "Ref", and a type name is at most 64 characters.
+                            guard key.utf8.count <= Self.maxKeyLength else {
+                                s.malformed("\(s.path).\(field)[\(k)]",
+                                            "key '\(key)' is \(key.utf8.count) characters; a key is at most \(Self.maxKeyLength), as its type ('\(portType(forKey: key))') may have at most 64",
+                                            nodeId: id)
                                 clean = false
                                 continue
                             }
