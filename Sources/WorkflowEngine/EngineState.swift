@@ -16,7 +16,7 @@ final class RegisteredTool: Sendable {
 final class RegisteredTemplate: Sendable {
     let stored: StoredTemplate
     let graph: TemplateGraph
-    /// The node titles, lower-cased, that workflow search matches.
+    /// The node titles, folded (``TextSearch/fold(_:)``), that workflow search matches.
     let searchText: String
 
     init(stored: StoredTemplate, graph: TemplateGraph) {
@@ -24,8 +24,8 @@ final class RegisteredTemplate: Sendable {
         self.graph = graph
         var search = ""
         for t in graph.nodes {
-            search += "\n" + t.displayTitle.lowercased()
-            if t.title != nil { search += "\n" + t.id.lowercased() }
+            search += "\n" + TextSearch.fold(t.displayTitle)
+            if t.title != nil { search += "\n" + TextSearch.fold(t.id) }
         }
         self.searchText = search
     }

@@ -57,6 +57,7 @@ struct WorkflowSearchIndex {
         let start = bytes.count
         var text = summary.searchText
         text.withUTF8 { bytes.append(contentsOf: $0) }
+        TextSearch.foldSigmas(&bytes, from: start)  // a text an earlier version kept may hold ς
         entry.searchSlot = slots.count
         slots.append(Slot(start: start, count: bytes.count - start, template: template))
         owners.append(entry)

@@ -138,4 +138,15 @@ final class WorkflowSearchIndexTests: XCTestCase {
         try h.reopen()
         check("reopened")
     }
+
+    /// A text an earlier version kept holds Greek's final sigma as lower-casing left it (ς): the
+    /// index folds its own copy, so a query, folded to σ, finds it.
+    func testATextKeptWithAFinalSigmaIsFoundByTheFoldedQuery() {
+        let state = EngineState()
+        state.addEntry(Self.entry("wf-1", text: "οδος", template: "tpl-1"))
+        state.addEntry(Self.entry("wf-2", text: "οδοσ", template: "tpl-1"))
+        let needle = Array(TextSearch.fold("ΟΔΟΣ").utf8)
+        XCTAssertEqual(TextSearch.fold("ΟΔΟΣ"), "οδοσ")
+        XCTAssertEqual(state.searchIndex.matches([needle]) { _ in false }.map(\.id).sorted(), ["wf-1", "wf-2"])
+    }
 }

@@ -46,7 +46,7 @@ extension Engine {
         let staged = given ?? uow.stagedEntry(wf.workflowId)
         // Node titles and ids are searched through the template; only the title is the workflow's.
         let committed = if let staged { staged.committedSummary } else { uow.state.summary(wf.workflowId) }
-        let search = committed?.title == wf.title ? committed!.searchText : wf.title.lowercased()
+        let search = committed?.title == wf.title ? committed!.searchText : TextSearch.fold(wf.title)
         // As badges.get counts: the count is of pending awaits (snoozed ones wait quietly); the red
         // dot stays while an open blocking await, pending or snoozed, holds the workflow up.
         // Counts over nodes and awaits the call left as committed are the committed summary's:

@@ -6,7 +6,7 @@ extension Engine {
     /// `workflow.list`: rows from the summaries kept for every workflow (no workflow is loaded),
     /// a search's through the search index (``EngineState/searchIndex``).
     static func listWorkflows(_ engine: Engine, _ uow: UnitOfWork, _ args: Args) throws(EngineError) -> JSON {
-        let search = try args.optionalString("search")?.lowercased().trimmingSpaces()
+        let search = try args.optionalString("search").map(TextSearch.fold)?.trimmingSpaces()
         let filter = try args.optionalChoice("filter", ["all", "active", "done", "failed"]) ?? "all"
         let sort = try args.optionalChoice("sort", ["recent", "name"]) ?? "recent"
         let includeArchived = try args.optionalBool("includeArchived") ?? false
@@ -22,7 +22,11 @@ extension Engine {
             }
         }
         let needle = needles[0]
-        func found(_ text: String) -> Bool { needles.contains { TextSearch.contains(text, $0) } }
+        // A workflow's text kept by an earlier version may hold ς (the index folds its own copy).
+        func found(_ text: String) -> Bool {
+            let folded = TextSearch.foldingSigmas(text)
+            return needles.contains { TextSearch.contains(folded, $0) }
+        }
         // Node titles and ids come from the template: decided once per template.
         var templateMatches: [String: Bool] = [:]
         func templateFound(_ templateId: String) -> Bool {
