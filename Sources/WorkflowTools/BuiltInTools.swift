@@ -64,8 +64,23 @@ public enum BuiltInTools {
         public func run(_ invocation: ToolInvocation) throws -> [String: AssetDraft] {
             ["text": TextContent.asset(String(try invocation.text("text").reversed()))]
         }
+        /// The output's start is the input's end, reversed: enough of it for the preview's
+        /// characters and one more (the cut's "…"), plus one, as the last character of a piece
+        /// may join with what follows it once reversed (a Hangul vowel after its consonant, a
+        /// mark). Characters can join into fewer (jamo into syllables), so the piece grows until
+        /// it is long enough or is the whole text.
         public func preview(_ invocation: ToolInvocation) throws -> ToolPreview? {
-            .text(String(try invocation.text("text").suffix(ToolPreview.maxTextCharacters + 1).reversed()))
+            let text = try invocation.text("text")
+            let needed = ToolPreview.maxTextCharacters + 2
+            var take = needed
+            while true {
+                let piece = text.suffix(take)
+                let reversed = String(piece.reversed())
+                if piece.startIndex == text.startIndex || reversed.count >= needed {
+                    return .text(reversed)
+                }
+                take *= 2
+            }
         }
     }
 }

@@ -15,7 +15,11 @@ final class PreviewDeterminismTests: XCTestCase {
         return h
     }
 
-    private let samples = ["hello", "", "straße ﬁ Ǆ", "👍🏽 family 👨‍👩‍👧 done", String(repeating: "long text ", count: 2_000)]
+    /// The last two: characters that join once reversed, so the output has fewer characters
+    /// than the input (a Hangul vowel after its consonant makes one syllable; a mark after its
+    /// letter one character): 300 in, 200 out.
+    private let samples = ["hello", "", "straße ﬁ Ǆ", "👍🏽 family 👨‍👩‍👧 done", String(repeating: "long text ", count: 2_000),
+                           String(repeating: "\u{1161}\u{1100}x", count: 100), String(repeating: "\u{0301}ex", count: 100)]
 
     private func effects(_ text: String) -> [JSON] {
         [localRun("Text", params: ["text": .string(text)]), localRun("Uppercase", inputs: textInput(text)),
