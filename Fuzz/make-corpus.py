@@ -74,8 +74,9 @@ def main(argv: list[str]) -> int:
             if isinstance(step, dict) and isinstance(step.get("op"), str):
                 ops.add(step["op"])
                 members(step.get("args"), keys)
-    # libFuzzer's dictionary format escapes only \\ and \" (and \xNN): printable ASCII words only.
-    printable = sorted(w for w in ops | keys if w.isascii() and w.isprintable())
+    # libFuzzer's dictionary format escapes only \\ and \" (and \xNN): printable ASCII words only,
+    # and none empty (a fixture may use "" as a key; libFuzzer refuses an empty word).
+    printable = sorted(w for w in ops | keys if w and w.isascii() and w.isprintable())
     words = [json.dumps(w) for w in printable] + [json.dumps(json.dumps(k) + ":") for k in printable if k in keys]
     dictionary.write_text("".join(f"{w}\n" for w in words), encoding="utf-8")
     print(f"make-corpus: {written} seeds in {corpus}, {len(words)} words in {dictionary}")
