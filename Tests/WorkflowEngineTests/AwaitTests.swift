@@ -417,7 +417,8 @@ final class AwaitLifecycleTests: XCTestCase {
         let answer: JSONObject = ["awaitId": .string(id), "claimant": "ipad",
                                   "result": ["asset": ["type": "MaskRef", "uri": "file:///m"]]]
         for (op, args) in [("await.claim", ["awaitId": JSON.string(id), "claimant": "phone"]), ("await.complete", answer),
-                           ("await.snooze", ["awaitId": .string(id)]), ("await.respond", ["awaitId": .string(id), "action": "Open"])] {
+                           ("await.snooze", ["awaitId": .string(id)]), ("await.skip", ["awaitId": .string(id)]),
+                           ("await.respond", ["awaitId": .string(id), "action": "Open"])] {
             let e = h.fail(op, args)
             XCTAssertEqual(e.status, .state, op)
             XCTAssertEqual(e.code, "awaitExpired", op)
@@ -426,6 +427,13 @@ final class AwaitLifecycleTests: XCTestCase {
         }
         XCTAssertEqual(h.fail("await.respond", ["awaitId": .string(id), "action": "Open"]).details["navigate"]?["nodeId"], "mask1")
         XCTAssertEqual(h.state(wf, "mask1"), "awaitingUser", "a refused answer changed nothing")
+        // What a shell shows offers none of it: actions enabled exactly when the op is accepted.
+        XCTAssertEqual(h.call("await.get", ["awaitId": .string(id)])["actions"], [])
+        let card = h.call("workflow.detail", ["workflowId": .string(wf)])["cards"]?.arrayValue?.first { $0["nodeId"] == "mask1" }
+        for action in ["openEditor", "snooze", "skip"] {
+            XCTAssertEqual(card?["actions"]?[action]?["enabled"], false, action)
+            XCTAssertEqual(card?["actions"]?[action]?["reason"], "The request expired at 2026-01-02T00:00:00.000Z", action)
+        }
         XCTAssertEqual(h.call("await.get", ["awaitId": .string(id)])["status"], "pending")
         h.call("await.release", ["awaitId": .string(id)])
         XCTAssertEqual(h.call("engine.tick")["fired"]?.intValue.map { $0 > 0 }, true)

@@ -107,7 +107,7 @@ extension Executor {
             }
             return Appearance(chip: "Queued", tone: .blue, border: .blue, fill: "blue15", progress: nil, status: status)
         case .runningRemote, .runningLocal:
-            let reconnecting = run?.reconnecting ?? false
+            let reconnecting = (run?.reconnecting ?? false) && !checksPaused
             // Offline, a remote job runs on but no status check goes out (seed 000 §6.5, §8).
             let status = node.state == .runningRemote && !ctx.isOnline ? "Offline — status checks wait for the network"
                 : checksPaused ? "Status checks paused"
@@ -347,7 +347,13 @@ extension Executor {
             o["replaceInput"] = cardAction(false, "No input is missing")
         }
         // Await actions.
-        if let a = openAwait {
+        if let a = openAwait, let expiresAt = a.expiresAt, expiresAt <= ctx.now {
+            // Past its expiry, its timeout answers it at the next tick (`awaitExpired`).
+            let expired = "The request expired at \(expiresAt.rfc3339)"
+            o["openEditor"] = cardAction(false, expired)
+            o["snooze"] = cardAction(false, expired)
+            o["skip"] = cardAction(false, expired)
+        } else if let a = openAwait {
             let claim = liveClaim(a)
             if let c = claim {
                 // The claimant may open it again; anyone else is refused (alreadyClaimed).

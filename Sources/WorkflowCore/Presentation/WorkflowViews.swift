@@ -131,8 +131,10 @@ extension Executor {
         o["resumePolicy"] = .object(policy)
         o["skippable"] = .bool(a.skippable)
         o["category"] = .string(a.type.notificationCategory)
-        // A done await has no notification, and nothing left to act on.
-        o["actions"] = a.isOpen ? JSON(a.offeredActions(maxSnoozes: ctx.settings.maxSnoozes)) : .array([])
+        // A done await has no notification, and nothing left to act on; nor has one past its
+        // expiry, which its timeout answers at the next tick (`awaitExpired`).
+        let expired = a.expiresAt.map { $0 <= ctx.now } ?? false
+        o["actions"] = a.isOpen && !expired ? JSON(a.offeredActions(maxSnoozes: ctx.settings.maxSnoozes)) : .array([])
         if a.type == .selectAsset {
             o["candidates"] = .array(a.candidates.map { ["port": .string($0.port), "assetId": .string($0.assetId)] })
         }
