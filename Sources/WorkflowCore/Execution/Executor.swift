@@ -235,6 +235,15 @@ public struct Executor {
         guard let changed = graph.nodes[n].inputs.first(where: { port in
             if let now = inputs[port.name] { now != wf.runs[r].inputs[port.name] } else { false }
         })?.name else {
+            // Blocked because an input was replaced, which is now its last run's again, while the
+            // gate holds for a reason that is not about inputs (the network down for a remote
+            // node, its tool gone): that result is current again, as it is once the gate opens.
+            if wf.nodes[n].state == .blocked, inputs == wf.runs[r].inputs, case let .blocked(reason, _, _) = gate,
+               reason.code == BlockedReason.offline || reason.code == BlockedReason.toolNotInstalled
+            {
+                try setState(&wf, n, resultState)
+                return
+            }
             // Already blocked (its result was made from an input replaced since), and now held by
             // a reason that comes first in OPS §15's table (the replacing upstream failed, its
             // output was deleted or it runs again, a tool is gone): that reason is shown, as
@@ -458,6 +467,7 @@ public struct Executor {
         wf.runs[r].nextAttemptAt = nil
         wf.runs[r].submitAttempts += 1
         let run = wf.runs[r]
+        touch(&wf, node: nodeIndex(wf, run.nodeId))  // "Retrying at …" is now "Submitting…"
         var body = effectBody(wf, run)
         body["kind"] = .string(run.kind)
         body["params"] = .object(run.params)

@@ -333,7 +333,9 @@ extension Executor {
         // only thing that will fetch it), and the run stays "Reconnecting…" until it comes.
         if wf.runs[r].pendingDownloads.isEmpty { wf.runs[r].nextDownloadAt = nil }
         if wf.runs[r].nextDownloadAt == nil { wf.runs[r].downloadFailures = 0 }
-        wf.updatedAt = ctx.now
+        // One of several downloads is no news on its card, unless it ends "Reconnecting…" (the
+        // last one succeeds the node, which says so).
+        if run.reconnecting != wf.runs[r].reconnecting { touch(&wf, node: nodeIndex(wf, run.nodeId)) }
         if wf.runs[r].pendingDownloads.isEmpty {
             try succeed(&wf, runIndex: r, outputs: wf.runs[r].outputs)
             try reconcile(&wf)
@@ -470,6 +472,8 @@ extension Executor {
         wf.pollingPaused = paused
         wf.updatedAt = ctx.now
         for r in wf.runs.indices where wf.runs[r].hasLiveJob {
+            // Its card now says "Status checks paused", or no longer does.
+            if let n = nodeIndex(wf, wf.runs[r].nodeId), wf.nodes[n].currentRunId == wf.runs[r].runId { touch(&wf, node: n) }
             if paused {
                 // Taken ones too: a poll in flight still has its answer applied, but is not
                 // handed out again after a reopen while polling is paused.
