@@ -401,7 +401,7 @@ public enum TemplateCompiler {
                                         declaredClass: declaredClass, tool: toolRef.spec, path: d.path) {
                 d.append(issue)
             }
-        } else if TemplateNode.needsTool(awaitSpec), !kind.isEmpty, idIsValid {
+        } else if TemplateNode.needsTool(awaitSpec), !kind.isEmpty, !kind.utf8.contains(0), idIsValid {
             warnings.append(TemplateIssue(
                 .warning, code: TemplateErrorCode.toolNotInstalled,
                 message: "tool '\(kind)' is not installed; node '\(id)' will be blocked until it is registered",
@@ -422,10 +422,12 @@ public enum TemplateCompiler {
                                       declaredClass: ResourceClass?, tool: ToolSpec,
                                       path: @autoclosure () -> String) -> [TemplateIssue] {
         var issues: [TemplateIssue] = []
+        // A node without a valid id (reported at its id) is still checked, under no id.
+        let named = id.isEmpty ? "a node" : "node '\(id)'"
         func mismatch(_ message: String, port: String? = nil, sub: String) {
             issues.append(TemplateIssue(code: TemplateErrorCode.toolContractMismatch,
-                                        message: "node '\(id)' contradicts tool '\(kind)': \(message)",
-                                        nodeId: id, port: port, path: "\(path())\(sub)",
+                                        message: "\(named) contradicts tool '\(kind)': \(message)",
+                                        nodeId: id.isEmpty ? nil : id, port: port, path: "\(path())\(sub)",
                                         extra: ["kind": .string(kind)]))
         }
         for p in inputs {
