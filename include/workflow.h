@@ -215,7 +215,9 @@ typedef struct wf_error {
  * journal): copy or remove them together, with no engine open on them.
  * PATH here is the file the path names once its symbolic links are
  * followed, as SQLite names its log: a store opened through a link is the
- * same store, journal included.
+ * same store, journal included (one an earlier version left beside the
+ * link is moved to that name and replayed). PATH is then the real file's
+ * name, which may differ from the path given.
  *
  * Two engines making one new store at once both open it. One engine per
  * store file: the engine opened last owns it. A store held

@@ -37,6 +37,19 @@ package final class JournalFile {
     /// names its write-ahead log: a store opened by another name (a link) finds the same journal.
     package static func path(forStore path: String) -> String { StorePath.resolved(path) + "-wfjournal" }
 
+    /// An earlier version named the journal after the store's path as given: for a path that is
+    /// a link to the store's file, it lies beside the link. Moved to the name it has now (one
+    /// rename, so an engine appending to it meanwhile goes on appending to the same file), unless
+    /// a journal has that name already: a killed engine's commits in it are replayed, not lost.
+    static func adoptOldName(forStore path: String) {
+        let old = path + "-wfjournal"
+        let now = Self.path(forStore: path)
+        guard old != now, FileManager.default.fileExists(atPath: old), !FileManager.default.fileExists(atPath: now) else {
+            return
+        }
+        _ = rename(old, now)  // a failure leaves it where it was, as before
+    }
+
     static let magic: [UInt8] = Array("WFJOURNAL\u{0}1\u{0}".utf8)  // 12 bytes: name, format 1
     static let headerSize = 64
     /// Where the store's id and the owner's token are in the header, and their sizes.

@@ -211,6 +211,7 @@ public final class SQLiteStore: EngineStore {
             }
             // The journal is taken over first, and held while the tables are claimed: two
             // engines opening the store at once never end up owning one each.
+            JournalFile.adoptOldName(forStore: path)
             let journal = try JournalFile(storePath: path, durability: durability)
             self.journal = journal
             try main.claimOwnership()
@@ -243,13 +244,14 @@ public final class SQLiteStore: EngineStore {
     /// finds the file migrated, or fewer migrations left: so a failed open is tried again (a
     /// few milliseconds later, each try a little later than the one before), up to
     /// ``openAttempts`` times; a store that fails so on its own, with no rival, fails every
-    /// time, and the last failure is thrown. Other failures (``raceCodes``), and a store too
-    /// new, are thrown at once.
+    /// time, and the last failure is thrown. Other failures (``raceCodes``), a lock that stayed
+    /// taken for the whole busy timeout, and a store too new, are thrown at once.
     static func openMigrated(path: String, durability: Durability) throws -> DatabaseQueue {
         var attempt = 0
         while true {
             attempt += 1
             var queue: DatabaseQueue?
+            let started = ContinuousClock.now
             do {
                 let opened = try StoreConnection.open(path: path, durability: durability,
                                                       autocheckpointPages: Self.walCheckpointPages)
@@ -261,7 +263,11 @@ public final class SQLiteStore: EngineStore {
                 throw e
             } catch {
                 try? queue?.close()
-                guard attempt < openAttempts, let e = error as? DatabaseError, Self.raceCodes.contains(e.resultCode.primaryResultCode) else {
+                guard attempt < openAttempts, let e = error as? DatabaseError, Self.raceCodes.contains(e.resultCode.primaryResultCode),
+                      // A lock held for the whole busy timeout (another program writing) is not a
+                      // rival opening at the same moment: waiting that long again would not help.
+                      e.resultCode.primaryResultCode != .SQLITE_BUSY || ContinuousClock.now - started < .seconds(1)
+                else {
                     throw error
                 }
                 usleep(UInt32(1_000 * attempt + Int.random(in: 0..<1_000)))

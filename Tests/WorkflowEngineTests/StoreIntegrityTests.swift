@@ -160,6 +160,32 @@ final class StoreIntegrityTests: XCTestCase {
         XCTAssertFalse(FileManager.default.fileExists(atPath: dir + "/link.sqlite-wfjournal"))
     }
 
+    /// An earlier version named the journal after the path as given: a host that opened the
+    /// store through a link to its file has it beside the link. Opened again (by the link or by
+    /// the file's own name) after a kill, that journal is taken over under its new name, so the
+    /// killed engine's commits are there.
+    func testAJournalAnEarlierVersionLeftBesideALinkIsTakenOver() throws {
+        let dir = NSTemporaryDirectory() + "wf-oldlink-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try FileManager.default.createSymbolicLink(atPath: dir + "/link.sqlite", withDestinationPath: "store.sqlite")
+        let config: JSON = ["store": .string(dir + "/store.sqlite"), "clock": ["mode": "manual"], "backgroundWrites": false]
+        let killed = try Engine(configJSON: config)
+        defer { killed.close() }
+        let wf = try startedWorkflow(killed)
+        let runs = try killed.callOrThrow("effects.take").objectValue?["effects"]?.arrayValue ?? []
+        try killed.callOrThrow("local.completed", ["runId": runs[0]["runId"]!, "outputs": ["text": ["uri": "file:///T"]]])
+        // Where an earlier version opening it through the link would have left the journal.
+        try killed.withStoreWritesHeld {
+            try FileManager.default.moveItem(atPath: dir + "/store.sqlite-wfjournal", toPath: dir + "/link.sqlite-wfjournal")
+        }
+        let reopened = try Engine(configJSON: ["store": .string(dir + "/link.sqlite"), "clock": ["mode": "manual"]])
+        defer { reopened.close() }
+        XCTAssertEqual(try reopened.callOrThrow("node.get", ["workflowId": .string(wf), "nodeId": "up"])["state"], "succeeded")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: dir + "/link.sqlite-wfjournal"), "moved to its name now")
+        XCTAssertTrue(FileManager.default.fileExists(atPath: dir + "/store.sqlite-wfjournal"))
+    }
+
     func testAnotherProgramCheckpointingTheLogTakesNothingFromTheOwner() throws {
         let a = try open()
         let wf = try startedWorkflow(a, run: false)
