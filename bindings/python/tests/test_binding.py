@@ -227,9 +227,18 @@ def test_close_is_idempotent_and_later_calls_fail() -> None:
         engine.call("clock.now")
     assert caught.value.code == "engineClosed"
     assert caught.value.status == wf.ESTATE  # as every host reports it (docs/OPS.md)
-    # The very record the C library answers for a closed handle.
+    # The very record the C library answers for a closed handle: asked of the library itself.
+    from workflow_engine._ffi import ffi, lib
+
+    out = ffi.new("wf_engine **")
+    wf.check_error(lib.wf_engine_open_text(out, b'{"clock": {"mode": "manual"}}'))
+    handle = out[0]
+    wf.check_error(lib.wf_engine_close(handle))
+    result = ffi.new("char **")
+    with pytest.raises(wf.StateError) as answered:
+        wf.check_error(lib.wf_call_text(result, handle, b"clock.now", ffi.NULL))
+    assert (caught.value.message, caught.value.details) == (answered.value.message, answered.value.details)
     assert caught.value.details == {"argument": "engine"}
-    assert caught.value.message == "engine is not an open engine: it was closed, or never opened"
 
 
 def test_context_manager_closes_even_on_error() -> None:
