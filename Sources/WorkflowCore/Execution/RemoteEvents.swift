@@ -118,11 +118,17 @@ extension Executor {
     }
 
     /// Whether a report changed what the card shows of run `r`, once `before` (as the report
-    /// found it).
+    /// found it). An estimate that moved by less than a second is the same estimate: a provider
+    /// counting its ETA down in whole seconds gives one end time, give or take the poll's moment.
     func cardNews(_ wf: Workflow, runIndex r: Int, before: Run) -> Bool {
         let now = wf.runs[r]
+        let estimateMoved: Bool = switch (now.estimatedEndAt, before.estimatedEndAt) {
+        case let (a?, b?): abs(a.milliseconds - b.milliseconds) >= 1_000
+        case (nil, nil): false
+        default: true
+        }
         return now.status != before.status || now.progress != before.progress || now.logTail != before.logTail
-            || now.estimatedEndAt != before.estimatedEndAt || now.reconnecting != before.reconnecting
+            || estimateMoved || now.reconnecting != before.reconnecting
     }
 
     /// Schedules the next regular poll of run `r` (none while polling is paused).
