@@ -94,8 +94,8 @@ final class StoreIntegrityTests: XCTestCase {
 
     /// Two engines making one new store at once (two threads here; two processes race the same
     /// way) both open it: the one whose schema migration comes second finds the tables the first
-    /// made and goes on (it failed with "table meta already exists", or as `storeCorrupt`), and
-    /// the one opened last owns the store.
+    /// made and goes on (it used to fail, with "table meta already exists", or as
+    /// `storeCorrupt`), and the one opened last owns the store.
     func testTwoEnginesMakingOneNewStoreAtOnceBothOpen() throws {
         for round in 0..<24 {
             let file = NSTemporaryDirectory() + "wf-race-\(UUID().uuidString).sqlite"
