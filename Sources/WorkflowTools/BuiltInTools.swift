@@ -2,8 +2,8 @@ import WorkflowCore
 
 /// The built-in pure text tools (003 step 2's sample, Text → Uppercase → Append, and Reverse).
 /// Each reads and writes `TextRef` assets in `data:` URIs, so they need no files; their previews
-/// work on about as much of the text as the preview shows (Reverse on more only where characters
-/// join once reversed), never the whole of a long one.
+/// work on about as much of the text as the preview shows (Reverse on more where characters join
+/// once reversed, doubling the piece it reads until it has enough).
 public enum BuiltInTools {
     public static let text: [any Tool] = [TextSource(), Uppercase(), Append(), Reverse()]
 
