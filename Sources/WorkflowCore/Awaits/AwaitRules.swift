@@ -148,7 +148,7 @@ extension Executor {
     /// be read, and released, but no longer claimed, snoozed, skipped or answered, so a person's
     /// late answer never wins over the timeout the template set (`awaitExpired`).
     public func requireNotExpired(_ a: AwaitRequest, _ verb: String) throws(EngineError) {
-        guard let expiresAt = a.expiresAt, expiresAt <= ctx.now else { return }
+        guard let expiresAt = a.expiry(reachedAt: ctx.now) else { return }
         throw .state("awaitExpired", "cannot \(verb): the request expired at \(expiresAt.rfc3339); engine.tick applies its timeout (\(a.onTimeout.rawValue))",
                      details: ["awaitId": .string(a.awaitId), "expiresAt": JSON(expiresAt),
                                "onTimeout": .string(a.onTimeout.rawValue)])
@@ -416,7 +416,7 @@ extension Executor {
                 wf.awaits[i].snoozeUntil = nil
                 emitNotify(wf, awaitIndex: i)
             }
-            if let expires = a.expiresAt, expires <= now {
+            if a.expiry(reachedAt: now) != nil {
                 try expire(&wf, awaitIndex: i)
             }
             i += 1

@@ -86,6 +86,13 @@ public struct AwaitRequest: ChangeTrackedRecord {
 
     public var isOpen: Bool { status != .done }
 
+    /// Its `expiresAt`, once that has come at `now`: its timeout is due (it fires in the tick or
+    /// advance that reaches it; until then the await is refused to anyone acting on it).
+    public func expiry(reachedAt now: Timestamp) -> Timestamp? {
+        guard let expiresAt, expiresAt <= now else { return nil }
+        return expiresAt
+    }
+
     /// The actions a notification and an Action Center cell offer: the category's, with one
     /// "Choose …" per candidate there is (A and B at most), and Skip where allowed.
     public var actions: [String] {

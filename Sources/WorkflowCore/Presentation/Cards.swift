@@ -347,7 +347,7 @@ extension Executor {
             o["replaceInput"] = cardAction(false, "No input is missing")
         }
         // Await actions.
-        if let a = openAwait, let expiresAt = a.expiresAt, expiresAt <= ctx.now {
+        if let a = openAwait, let expiresAt = a.expiry(reachedAt: ctx.now) {
             // Past its expiry, its timeout answers it at the next tick (`awaitExpired`).
             let expired = "The request expired at \(expiresAt.rfc3339)"
             o["openEditor"] = cardAction(false, expired)

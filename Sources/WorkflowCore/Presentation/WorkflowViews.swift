@@ -133,8 +133,7 @@ extension Executor {
         o["category"] = .string(a.type.notificationCategory)
         // A done await has no notification, and nothing left to act on; nor has one past its
         // expiry, which its timeout answers at the next tick (`awaitExpired`).
-        let expired = a.expiresAt.map { $0 <= ctx.now } ?? false
-        o["actions"] = a.isOpen && !expired ? JSON(a.offeredActions(maxSnoozes: ctx.settings.maxSnoozes)) : .array([])
+        o["actions"] = a.isOpen && a.expiry(reachedAt: ctx.now) == nil ? JSON(a.offeredActions(maxSnoozes: ctx.settings.maxSnoozes)) : .array([])
         if a.type == .selectAsset {
             o["candidates"] = .array(a.candidates.map { ["port": .string($0.port), "assetId": .string($0.assetId)] })
         }
