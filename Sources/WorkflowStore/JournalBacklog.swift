@@ -56,6 +56,10 @@ final class JournalBacklog: @unchecked Sendable {
     static let foldedThroughKey = "journal.foldedThrough"
     /// The store's meta key counting the commits written straight to the tables.
     static let directCommitsKey = "journal.directCommits"
+    /// The store's meta key holding the last entry folded and synced by ``syncFolded(on:)``
+    /// (folds synced in their own transaction do not move it): what the sync's transaction
+    /// writes, only so that it writes something.
+    static let syncedThroughKey = "journal.syncedThrough"
 
     /// Folds of at least one entry so far, by either thread, for tests.
     var folds: Int { lock.withLock { foldCount } }
@@ -194,14 +198,21 @@ final class JournalBacklog: @unchecked Sendable {
         return true
     }
 
-    /// Makes every fold so far wait on disk: one synced transaction (rewriting the record of the
-    /// last entry folded; a synced commit puts everything logged before it on disk). The caller
-    /// holds ``writeLock``.
+    /// Makes every fold so far wait on disk: one synced transaction (a synced commit puts
+    /// everything logged before it on disk), recording the last entry folded as synced
+    /// (``syncedThroughKey``). The caller holds ``writeLock``.
+    ///
+    /// The transaction must change a row: SQLite writes no page for a row rewritten as it was,
+    /// and a commit that writes no page writes nothing to the log and syncs nothing. So it does
+    /// not rewrite ``foldedThroughKey``, which the unsynced fold set to this very value (it did
+    /// so once, and the journal then dropped entries whose fold a power cut took, leaving a
+    /// journal that goes on after a gap: the store refused as damaged). The synced mark always
+    /// moves: it was last written with the entries synced then, and some were folded since.
     func syncFolded(on connection: StoreConnection) throws {
         let through = foldedThrough
         guard unsyncedEntries > 0 else { return }
         try connection.transaction(synced: true) { db, statements in
-            try Self.writeMeta(Self.foldedThroughKey, through, statements, db)
+            try Self.writeMeta(Self.syncedThroughKey, through, statements, db)
         }
         folded(through: through, synced: true)
     }

@@ -655,7 +655,10 @@ final class JournalTests: XCTestCase {
     /// to a power cut would take them from both files. Power cuts found a fold left unsynced at
     /// open or by foldAll within a few dozen cuts, but one left unsynced by the folder's
     /// `syncFolded` in no mode of the kill test: the statements the connection runs are traced
-    /// here, for the folder's fold, the engine thread's fold and the sync of unsynced folds.
+    /// here, for the folder's fold, the engine thread's fold and the sync of unsynced folds. And
+    /// each commit must write to SQLite's log: a commit that writes no page syncs nothing, which
+    /// the sync of unsynced folds did while it rewrote the last entry folded as it was (the
+    /// kill test's power cuts with pauses then found a journal going on after a gap).
     func testEveryFoldCommitsSyncedOnNormalDurability() throws {
         let path = tempPath()
         defer { removeStore(path) }
@@ -665,22 +668,31 @@ final class JournalTests: XCTestCase {
         var seq = folded
         let backlog = JournalBacklog()
         func appendEntry() throws { try appendParamsChange(backlog, &w, &seq) }
-        /// The SQL the connection runs during `body`.
-        func traced(_ body: () throws -> Void) rethrows -> [String] {
+        /// The bytes of SQLite's log: it only grows here (no checkpoint restarts it).
+        func logBytes() -> Int {
+            ((try? FileManager.default.attributesOfItem(atPath: path + "-wal"))?[.size] as? Int) ?? 0
+        }
+        /// The SQL the connection runs during `body`, and whether the log grew meanwhile.
+        func traced(_ body: () throws -> Void) rethrows -> (sql: [String], logged: Bool) {
             final class Lines: @unchecked Sendable { var all: [String] = [] }
             let lines = Lines()
+            let before = logBytes()
             queue.inDatabase { db in db.trace(options: .statement) { lines.all.append($0.description) } }
             defer { queue.inDatabase { db in db.trace(options: []) } }
             try body()
-            return lines.all
+            return (lines.all, logBytes() > before)
         }
-        func assertSynced(_ sql: [String], _ what: String, file: StaticString = #filePath, line: UInt = #line) {
+        func assertSynced(_ run: (sql: [String], logged: Bool), _ what: String, file: StaticString = #filePath,
+                          line: UInt = #line) {
+            let sql = run.sql
             let raise = sql.firstIndex(of: "PRAGMA synchronous = FULL")
             let commit = sql.firstIndex { $0.hasPrefix("COMMIT") }
             let lower = sql.lastIndex(of: "PRAGMA synchronous = NORMAL")
             XCTAssertNotNil(commit, "\(what): \(sql)", file: file, line: line)
             XCTAssertTrue(raise != nil && commit != nil && lower != nil && raise! < commit! && commit! < lower!,
                           "\(what) committed without a sync: \(sql)", file: file, line: line)
+            XCTAssertTrue(run.logged, "\(what) wrote nothing to the log, so its commit synced nothing: \(sql)",
+                          file: file, line: line)
         }
 
         try appendEntry()
@@ -698,7 +710,7 @@ final class JournalTests: XCTestCase {
                 try JournalBacklog.write(try JournalBacklog.merge(backlog.snapshot()), through: seq, statements, db)
             }
         }
-        XCTAssertFalse(direct.contains("PRAGMA synchronous = FULL"), "a direct commit is not synced: \(direct)")
+        XCTAssertFalse(direct.sql.contains("PRAGMA synchronous = FULL"), "a direct commit is not synced: \(direct.sql)")
         backlog.folded(through: seq, synced: false)
         XCTAssertEqual(backlog.unsyncedEntries, 1)
         assertSynced(try traced {

@@ -38,6 +38,17 @@
  *    store file as of its last sync must hold the marker (the checkpoint ran, and synced), and
  *    so must the store after each cut, which keeps the file's unsynced writes (none, or all) and
  *    a prefix of the log's.
+ *
+ * 4. "normal": the folds made without a sync are synced before the journal drops their entries.
+ *    A commit written straight to the tables folds the journal's entries in its own transaction,
+ *    not synced; once the engine is quiet the store's folder syncs them, and the next call's
+ *    append then empties the journal. Under the shim, an engine folding in the background makes
+ *    three journal entries and a direct commit, waits for the folder's sync (SQLite's log grows
+ *    by its commit), makes one more journal entry and ends without closing. Every cut keeping a
+ *    prefix of the journal's unsynced writes and none of the other files' must open, with every
+ *    call there but maybe the last. The sync once rewrote the last entry folded as it was: SQLite
+ *    then writes no page and syncs nothing, the cut took the direct commit, and the journal went
+ *    on after a gap (the store refused as damaged; kill.power_cut_pauses found it).
  */
 #define _GNU_SOURCE
 
@@ -48,6 +59,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <sqlite3.h>
 #include <unistd.h>
 #include <workflow.h>
@@ -363,12 +375,100 @@ static void the_claims_checkpoint_keeps_what_was_on_disk(const char *shim, const
     power_loss_remove_store(store);
 }
 
+/* --- 4. "normal": unsynced folds are synced before the journal drops their entries ---------- */
+
+/* Advances the clock three times 10 s (three journal entries), starts the node (a commit written
+ * straight to the tables: it folds them, not synced), waits until the folder has synced that fold
+ * (SQLite's log grows by the sync's commit; at most 20 s), advances the clock 10 s more (an append
+ * that empties the journal first) and ends without closing. */
+static int child_sync_of_unsynced_folds(const char *store, const char *workflow_args) {
+    wf_engine *engine = open_engine_in_background(store, "normal");
+    if (!engine) return 1;
+    for (int i = 0; i < 3; i++) CHECK(clock_advance(engine, 10) == WF_OK, "clock.advance 10 s");
+    json_decref(call_text(engine, "workflow.runAllReady", workflow_args));
+    char wal[4300];
+    snprintf(wal, sizeof wal, "%s-wal", store);
+    struct stat st;
+    long long before = stat(wal, &st) == 0 ? (long long)st.st_size : -1, now = before;
+    for (int waited = 0; waited < 2000 && now == before; waited++) {
+        struct timespec tick = {0, 10 * 1000 * 1000};
+        nanosleep(&tick, NULL);
+        now = stat(wal, &st) == 0 ? (long long)st.st_size : -1;
+    }
+    CHECK(now > before, "the folder synced the direct commit's fold with a commit of its own (the log %lld bytes, then %lld)",
+          before, now);
+    CHECK(clock_advance(engine, 10) == WF_OK, "clock.advance 10 s");
+    fflush(stdout);
+    _exit(checks_failed ? 1 : 0);
+}
+
+/* The entry numbers of the journal's records, read from the file as it is (at most `max`), and
+ * how many there are; -1 when the file cannot be read. Layout as JournalFile writes it: a
+ * 64-byte header, then records of a 24-byte head (payload length, a zero word, entry number,
+ * checksum; little-endian) and the payload. Checksums are not checked: the file is as the
+ * process left it. */
+static int journal_entries(const char *journal, long long *numbers, int max) {
+    FILE *f = fopen(journal, "rb");
+    if (!f) return -1;
+    int count = 0;
+    unsigned char head[24];
+    long at = JOURNAL_HEADER_SIZE;
+    while (count < max && fseek(f, at, SEEK_SET) == 0 && fread(head, 1, sizeof head, f) == sizeof head) {
+        unsigned long long length = 0, seq = 0;
+        for (int i = 3; i >= 0; i--) length = length << 8 | head[i];
+        for (int i = 7; i >= 0; i--) seq = seq << 8 | head[8 + i];
+        numbers[count++] = (long long)seq;
+        at += (long)(sizeof head + length);
+    }
+    fclose(f);
+    return count;
+}
+
+static void unsynced_folds_are_synced_before_the_journal_drops_them(const char *shim, const char *dir) {
+    printf("-- durability normal: a commit written to the tables folds the journal unsynced, the folder syncs it, "
+           "the next append empties the journal, then a power cut\n");
+    char store[4200], workflow_args[256];
+    snprintf(store, sizeof store, "%s/unsynced-folds.sqlite", dir);
+    if (!store_with_one_remote_node_workflow(store, workflow_args, sizeof workflow_args)) return;
+    power_loss_make_images(store);
+    CHECK(run_child(shim, "sync-of-unsynced-folds", store, workflow_args) == 0,
+          "a process under the shim made three journal entries, a direct commit and one more entry, and ended "
+          "without a close");
+    char journal[4300];
+    snprintf(journal, sizeof journal, "%s-wfjournal", store);
+    long long numbers[8];
+    int count = journal_entries(journal, numbers, 8);
+    CHECK(count == 1, "the last append emptied the journal first: it holds one entry (%d, the first numbered %lld)",
+          count, count > 0 ? numbers[0] : -1);
+    size_t unsynced = power_loss_unsynced(store, POWER_LOSS_JOURNAL);
+    printf("   (the journal has %zu unsynced writes; SQLite's log and the store file keep none)\n", unsynced);
+    for (size_t kept = 0; kept <= unsynced; kept++) {
+        power_loss_cut(store, keep_journal_prefix, NULL, &kept, 1);
+        wf_engine *engine = open_engine(store, "normal");
+        if (!engine) {
+            CHECK(0, "power cut keeping %zu of the journal's writes: the store opens", kept);
+            continue;
+        }
+        char *now = clock_now(engine);
+        /* The three entries and the direct commit are on disk (synced by the folder); the last
+         * entry is there when its write is kept (it is the journal's last). */
+        const char *expected = kept == unsynced ? "2026-01-01T00:00:40.000Z" : "2026-01-01T00:00:30.000Z";
+        CHECK(strcmp(now, expected) == 0, "power cut keeping %zu of the journal's %zu unsynced writes: clock %s (expected %s)",
+              kept, unsynced, now, expected);
+        free(now);
+        CHECK(wf_engine_close(engine) == WF_OK, "closed");
+    }
+    power_loss_remove_store(store);
+}
+
 int main(int argc, char **argv) {
     if (argc >= 4 && strcmp(argv[1], "--child") == 0) {
         if (strcmp(argv[2], "failed-record") == 0) return child_failed_record(argv[3]);
         if (strcmp(argv[2], "entries-after-a-direct-commit") == 0 && argc >= 5)
             return child_entries_after_a_direct_commit(argv[3], argv[4]);
         if (strcmp(argv[2], "reopen-after-the-cut") == 0 && argc >= 5) return child_reopen_after_the_cut(argv[3], argv[4]);
+        if (strcmp(argv[2], "sync-of-unsynced-folds") == 0 && argc >= 5)
+            return child_sync_of_unsynced_folds(argv[3], argv[4]);
         if (strcmp(argv[2], "fill-the-log") == 0) return child_fill_the_log(argv[3]);
         if (strcmp(argv[2], "claim-past-the-checkpoint-mark") == 0 && argc >= 5)
             return child_claim_past_the_checkpoint_mark(argv[3], argv[4]);
@@ -382,5 +482,6 @@ int main(int argc, char **argv) {
     dropped_entries_stay_dropped_after_a_second_power_cut(argv[1], argv[2]);
     the_claims_checkpoint_keeps_what_was_on_disk(argv[1], argv[2], "normal");
     the_claims_checkpoint_keeps_what_was_on_disk(argv[1], argv[2], "full");
+    unsynced_folds_are_synced_before_the_journal_drops_them(argv[1], argv[2]);
     return checks_report();
 }

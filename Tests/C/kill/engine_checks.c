@@ -12,16 +12,22 @@ int checks_failed;
 
 const char *or_null(const char *s) { return s ? s : "(null)"; }
 
-wf_engine *open_engine(const char *store, const char *durability) {
+static wf_engine *open_engine_folding(const char *store, const char *durability, int background) {
     json_t *config = json_pack("{s:s, s:{s:s, s:s}, s:s, s:s, s:b}", "store", store, "clock", "mode", "manual", "start",
                                "2026-01-01T00:00:00.000Z", "durability", durability, "logLevel", "critical",
-                               "backgroundWrites", 0);
+                               "backgroundWrites", background);
     wf_engine *engine = NULL;
     int rc = wf_engine_open(&engine, config);
     json_decref(config);
-    CHECK(rc == WF_OK && engine, "the engine opens on %s (\"durability\": \"%s\"): %s", store, durability,
-          rc == WF_OK ? "ok" : wf_error_last()->message);
+    CHECK(rc == WF_OK && engine, "the engine opens on %s (\"durability\": \"%s\"%s): %s", store, durability,
+          background ? ", the journal folded in the background" : "", rc == WF_OK ? "ok" : wf_error_last()->message);
     return rc == WF_OK ? engine : NULL;
+}
+
+wf_engine *open_engine(const char *store, const char *durability) { return open_engine_folding(store, durability, 0); }
+
+wf_engine *open_engine_in_background(const char *store, const char *durability) {
+    return open_engine_folding(store, durability, 1);
 }
 
 char *clock_now(wf_engine *engine) {

@@ -33,6 +33,11 @@ const char *or_null(const char *s);
  * folded on the calling thread, "logLevel": "critical"), or NULL (a failed check). */
 wf_engine *open_engine(const char *store, const char *durability);
 
+/* The same with the journal folded on a thread of the store's own ("backgroundWrites", the
+ * default): the folder folds when the engine is quiet, and syncs the folds the engine's thread
+ * made without a sync. */
+wf_engine *open_engine_in_background(const char *store, const char *durability);
+
 /* The engine's clock.now (a new string for free()), or "(failed)". */
 char *clock_now(wf_engine *engine);
 
