@@ -820,6 +820,13 @@ public final class SQLiteStore: EngineStore {
             try main.transaction(synced: true) { db, statements in
                 try JournalBacklog.write(replayed, through: last, statements, db)
             }
+        } else if !journal.recovered.isEmpty {
+            // The journal holds entries the tables hold too, and is about to drop them: the
+            // tables as this open read them must be on disk first. A process killed before it
+            // synced a fold leaves that fold in the system's cache only (with "normal"), and a
+            // power cut after this open would take it from the tables once the journal had
+            // dropped it (the journal then going on after a gap: the store refused as damaged).
+            try syncLogFile()
         }
         backlog.folded(through: last, synced: true)
         // The next entry follows the last one the tables hold, dropped entries or not: the open
@@ -827,6 +834,16 @@ public final class SQLiteStore: EngineStore {
         // entries cannot come back: the journal is emptied, synced, before anything follows.)
         nextJournalSeq = last + 1
         try journal.begin(durable: entriesDiscardedAtOpen > 0)
+    }
+
+    /// Puts SQLite's write-ahead log on disk as it is (`fsync`), commits that a killed process
+    /// wrote without a sync included; nothing when there is none. Throws `storeWriteFailed` when
+    /// the disk refuses.
+    private func syncLogFile() throws {
+        let log = Self.files(ofStore: path)[1]
+        if let failure = syncFile(atPath: log) {
+            throw StoreError(code: "storeWriteFailed", message: "cannot sync \(log): \(failure)")
+        }
     }
 
     /// Replays the journal a store written by an earlier version keeps in its own `journal`
@@ -896,4 +913,14 @@ public final class SQLiteStore: EngineStore {
         for seq in c.effectDeletes { images.append(.effectDelete(seq: seq)) }
         return images
     }
+}
+
+/// `fsync` of the file at `path` (a descriptor of its own: a sync puts the file's writes on disk
+/// whichever descriptor made them): nil once done, or when there is no such file; otherwise why
+/// it failed.
+private func syncFile(atPath path: String) -> String? {
+    let fd = open(path, O_RDONLY | O_CLOEXEC)
+    guard fd >= 0 else { return errno == ENOENT ? nil : String(cString: strerror(errno)) }
+    defer { _ = close(fd) }
+    return fsync(fd) == 0 ? nil : String(cString: strerror(errno))
 }

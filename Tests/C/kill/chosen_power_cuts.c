@@ -49,6 +49,15 @@
  *    call there but maybe the last. The sync once rewrote the last entry folded as it was: SQLite
  *    then writes no page and syncs nothing, the cut took the direct commit, and the journal went
  *    on after a gap (the store refused as damaged; kill.power_cut_pauses found it).
+ *
+ * 5. "normal": a process killed before it synced such a fold, then an open, then a power cut.
+ *    Under the shim, an engine folding on the calling thread makes three journal entries and a
+ *    direct commit (the fold, not synced) and is killed; no cut follows, so its unsynced writes
+ *    stay in the system's cache (the shim's logs, taken over by the next process). The next open
+ *    finds the journal's entries in the tables and drops them: it must first put the tables as it
+ *    read them on disk. It makes one more journal entry and ends without closing; every cut
+ *    keeping a prefix of the journal's unsynced writes (the killed process's and its own) and
+ *    none of the other files' must open with the three entries there.
  */
 #define _GNU_SOURCE
 
@@ -461,6 +470,68 @@ static void unsynced_folds_are_synced_before_the_journal_drops_them(const char *
     power_loss_remove_store(store);
 }
 
+/* --- 5. "normal": a kill before the sync of a fold, an open, then a power cut -------------- */
+
+/* Advances the clock three times 10 s (three journal entries), starts the node (a commit written
+ * straight to the tables folding them, not synced: the journal is folded on this thread, so no
+ * folder syncs it) and ends without closing. */
+static int child_killed_before_the_sync(const char *store, const char *workflow_args) {
+    wf_engine *engine = open_engine(store, "normal");
+    if (!engine) return 1;
+    for (int i = 0; i < 3; i++) CHECK(clock_advance(engine, 10) == WF_OK, "clock.advance 10 s");
+    json_decref(call_text(engine, "workflow.runAllReady", workflow_args));
+    fflush(stdout);
+    _exit(checks_failed ? 1 : 0);
+}
+
+/* Opens the store the killed process left (its journal's entries in the tables: dropped),
+ * checks the clock, advances it 10 s (one journal entry) and ends without closing. */
+static int child_open_after_the_kill(const char *store) {
+    wf_engine *engine = open_engine(store, "normal");
+    if (!engine) return 1;
+    char *now = clock_now(engine);
+    CHECK(strcmp(now, "2026-01-01T00:00:30.000Z") == 0, "the open found the three entries (clock %s)", now);
+    free(now);
+    CHECK(clock_advance(engine, 10) == WF_OK, "clock.advance 10 s");
+    fflush(stdout);
+    _exit(checks_failed ? 1 : 0);
+}
+
+static void an_open_after_a_kill_syncs_the_folds_it_drops(const char *shim, const char *dir) {
+    printf("-- durability normal: a process killed before it synced a fold, an open that drops the folded entries, "
+           "then a power cut\n");
+    char store[4200], workflow_args[256];
+    snprintf(store, sizeof store, "%s/killed-before-the-sync.sqlite", dir);
+    if (!store_with_one_remote_node_workflow(store, workflow_args, sizeof workflow_args)) return;
+    power_loss_make_images(store);
+    CHECK(run_child(shim, "killed-before-the-sync", store, workflow_args) == 0,
+          "a process under the shim made three journal entries and a direct commit, and ended without a close");
+    size_t log_before = power_loss_unsynced(store, 1);
+    CHECK(log_before > 0, "SQLite's log holds the direct commit unsynced (%zu writes)", log_before);
+    /* No cut: the next process starts on the files and the unsynced writes as the kill left them. */
+    CHECK(run_child(shim, "open-after-the-kill", store, NULL) == 0,
+          "a process under the shim opened the store, made one journal entry and ended without a close");
+    size_t log_after = power_loss_unsynced(store, 1);
+    CHECK(log_after < log_before, "the open synced SQLite's log (%zu unsynced writes, then %zu)", log_before, log_after);
+    size_t unsynced = power_loss_unsynced(store, POWER_LOSS_JOURNAL);
+    printf("   (the journal has %zu unsynced writes; SQLite's log and the store file keep none)\n", unsynced);
+    for (size_t kept = 0; kept <= unsynced; kept++) {
+        power_loss_cut(store, keep_journal_prefix, NULL, &kept, 1);
+        wf_engine *engine = open_engine(store, "normal");
+        if (!engine) {
+            CHECK(0, "power cut keeping %zu of the journal's writes: the store opens", kept);
+            continue;
+        }
+        char *now = clock_now(engine);
+        const char *expected = kept == unsynced ? "2026-01-01T00:00:40.000Z" : "2026-01-01T00:00:30.000Z";
+        CHECK(strcmp(now, expected) == 0, "power cut keeping %zu of the journal's %zu unsynced writes: clock %s (expected %s)",
+              kept, unsynced, now, expected);
+        free(now);
+        CHECK(wf_engine_close(engine) == WF_OK, "closed");
+    }
+    power_loss_remove_store(store);
+}
+
 int main(int argc, char **argv) {
     if (argc >= 4 && strcmp(argv[1], "--child") == 0) {
         if (strcmp(argv[2], "failed-record") == 0) return child_failed_record(argv[3]);
@@ -469,6 +540,9 @@ int main(int argc, char **argv) {
         if (strcmp(argv[2], "reopen-after-the-cut") == 0 && argc >= 5) return child_reopen_after_the_cut(argv[3], argv[4]);
         if (strcmp(argv[2], "sync-of-unsynced-folds") == 0 && argc >= 5)
             return child_sync_of_unsynced_folds(argv[3], argv[4]);
+        if (strcmp(argv[2], "killed-before-the-sync") == 0 && argc >= 5)
+            return child_killed_before_the_sync(argv[3], argv[4]);
+        if (strcmp(argv[2], "open-after-the-kill") == 0) return child_open_after_the_kill(argv[3]);
         if (strcmp(argv[2], "fill-the-log") == 0) return child_fill_the_log(argv[3]);
         if (strcmp(argv[2], "claim-past-the-checkpoint-mark") == 0 && argc >= 5)
             return child_claim_past_the_checkpoint_mark(argv[3], argv[4]);
@@ -483,5 +557,6 @@ int main(int argc, char **argv) {
     the_claims_checkpoint_keeps_what_was_on_disk(argv[1], argv[2], "normal");
     the_claims_checkpoint_keeps_what_was_on_disk(argv[1], argv[2], "full");
     unsynced_folds_are_synced_before_the_journal_drops_them(argv[1], argv[2]);
+    an_open_after_a_kill_syncs_the_folds_it_drops(argv[1], argv[2]);
     return checks_report();
 }

@@ -30,6 +30,10 @@
  *    `F.newentry` marks it, and the supervisor removes the file at a cut. Deleting a file counts
  *    at once. Renaming a followed file is not modelled: the library aborts the process, so that
  *    a test cannot silently pass under a wrong model.
+ *  - A process killed without a cut leaves its writes not yet synced in the kernel: a process
+ *    started on the files without new images (power_loss_make_images) takes the logs over, so
+ *    those writes stay unsynced (a cut may still take them) until it syncs the file, which puts
+ *    them on disk before its own (a kill, then a power cut later: chosen_power_cuts.c).
  *  - Memory-mapped writes are not seen (the store does not map its files; "-shm" is left out).
  *  - Whole writes: the log keeps each write whole, and a cut keeps a prefix of them; tearing the
  *    write in flight (some of its sectors kept) is the cutting side's choice (power_loss.h,
@@ -190,6 +194,8 @@ static int followed(const char *path) {
     return *rest == '-' && strcmp(rest, "-shm") != 0;
 }
 
+static void take_over_log(struct file *f);
+
 /* The entry of `path`, made if new. Called with the lock held. */
 static file *entry(const char *path) {
     for (size_t i = 0; i < g_file_count; i++) {
@@ -204,6 +210,7 @@ static file *entry(const char *path) {
     snprintf(f->image, sizeof f->image, "%s.durable", path);
     snprintf(f->log, sizeof f->log, "%s.unsynced", path);
     f->log_fd = -1;
+    take_over_log(f);
     return f;
 }
 
@@ -241,8 +248,8 @@ static void log_op(file *f, off_t offset, const void *data, size_t length, int t
     if (!truncation) append_all(f->log_fd, data, length);
 }
 
-static void remember(file *f, off_t offset, const void *data, size_t length, int truncation) {
-    log_op(f, offset, data, length, truncation);
+/* Keeps an operation in memory, for the next sync to apply. */
+static void keep_op(file *f, off_t offset, const void *data, size_t length, int truncation) {
     if (f->count == f->capacity) {
         size_t capacity = f->capacity ? f->capacity * 2 : 64;
         op *ops = realloc(f->ops, capacity * sizeof *ops);
@@ -259,6 +266,57 @@ static void remember(file *f, off_t offset, const void *data, size_t length, int
         if (!o->data) abort();
         memcpy(o->data, data, length);
     }
+}
+
+static void remember(file *f, off_t offset, const void *data, size_t length, int truncation) {
+    log_op(f, offset, data, length, truncation);
+    keep_op(f, offset, data, length, truncation);
+}
+
+/* The writes an earlier process left in the file's log when it was killed and no cut followed:
+ * the kernel still holds them, not yet on disk, so they stay unsynced in this process too (a cut
+ * now may take them) and its first sync of the file applies them before its own. A record cut
+ * short (the process killed while logging it) ends the log. Called with the lock held, when the
+ * file's entry is made. */
+static void take_over_log(file *f) {
+    int fd = real_open(f->log, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return;
+    size_t size = 0, capacity = 0;
+    char *bytes = NULL;
+    for (;;) {
+        if (size == capacity) {
+            capacity = capacity ? capacity * 2 : 65536;
+            bytes = realloc(bytes, capacity);
+            if (!bytes) abort();
+        }
+        ssize_t n = real_read(fd, bytes + size, capacity - size);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) abort();
+        if (n == 0) break;
+        size += (size_t)n;
+    }
+    real_close(fd);
+    size_t at = 0;
+    while (size - at >= 17) {
+        const unsigned char *head = (const unsigned char *)bytes + at;
+        unsigned long long offset = 0, length = 0;
+        for (int i = 7; i >= 0; i--) {
+            offset = offset << 8 | head[i];
+            length = length << 8 | head[8 + i];
+        }
+        int truncation = head[16] == 1;
+        if (!truncation && length > size - at - 17) break;
+        keep_op(f, (off_t)offset, bytes + at + 17, truncation ? 0 : (size_t)length, truncation);
+        at += 17 + (truncation ? 0 : (size_t)length);
+    }
+    /* What follows a record cut short is dropped from the log too: the next records go after
+     * the last whole one. */
+    if (at < size) {
+        int w = real_open(f->log, O_WRONLY | O_CLOEXEC);
+        if (w < 0 || real_ftruncate(w, (off_t)at) != 0) abort();
+        real_close(w);
+    }
+    free(bytes);
 }
 
 static void forget(file *f) {
