@@ -6,7 +6,8 @@
  *   kill-supervisor --driver PATH --dir DIR [--kills N] [--seed S]
  *                   [--min-ms A] [--max-ms B] [--timeout S] [--keep]
  *                   [--power-cut SHIM [--durability full|normal]] [--foreground-writes]
- *                   [--pauses] [--torn] [--shim SHIM] [--faults N [--fault-burst K] [--read-faults R]]
+ *                   [--pauses] [--torn] [--cuts-later] [--shim SHIM]
+ *                   [--faults N [--fault-burst K] [--read-faults R]]
  *
  * Rounds: each round is a fresh store DIR/round-NNN.sqlite and a fresh
  * 50-node workflow built from seed S*1000+NNN. The driver is launched, and
@@ -35,7 +36,12 @@
  * the driver stops for 100 to 200 ms now and then, so the store's folder folds
  * while the engine is quiet (use longer delays, --max-ms 400). --torn makes
  * each cut tear the write in flight: of the first unsynced write not kept,
- * each 512-byte sector reaches the disk or not, at random.
+ * each 512-byte sector reaches the disk or not, at random. --cuts-later (with
+ * --power-cut) makes half the kills, at random, plain kills: the files stay as
+ * the kill left them, their writes not yet synced still in the system's cache
+ * (the shim's logs of them, which the next launch takes over), so that a cut
+ * after a later kill may take writes of several launches: a power cut some time
+ * after a crash.
  *
  * --faults N (with --shim SHIM, or with --power-cut) makes about one in N
  * writes, truncations and syncs of the store's files fail (a full or failing
@@ -80,6 +86,8 @@ static int g_foreground_writes;
 static int g_pauses;
 /* --torn: a power cut tears the write in flight. */
 static int g_torn;
+/* --cuts-later: half the kills leave the files as they are, the cut coming after a later one. */
+static int g_cuts_later;
 /* --read-faults N: with --faults, one in N reads of the store's files fails too (0: none). */
 static unsigned long g_read_faults;
 
@@ -235,7 +243,8 @@ static void cut_power(const char *store, uint64_t *rng) {
 static void usage(void) {
     fprintf(stderr, "usage: kill-supervisor --driver PATH --dir DIR [--kills N] [--seed S] [--min-ms A] [--max-ms B]"
                     " [--timeout SECONDS] [--keep] [--power-cut SHIM [--durability full|normal]]"
-                    " [--foreground-writes] [--pauses] [--torn] [--shim SHIM] [--faults N [--fault-burst K] [--read-faults R]]\n");
+                    " [--foreground-writes] [--pauses] [--torn] [--cuts-later] [--shim SHIM] [--faults N [--fault-burst K]"
+                    " [--read-faults R]]\n");
     exit(2);
 }
 
@@ -269,6 +278,8 @@ int main(int argc, char **argv) {
             g_pauses = 1;
         } else if (strcmp(a, "--torn") == 0) {
             g_torn = 1;
+        } else if (strcmp(a, "--cuts-later") == 0) {
+            g_cuts_later = 1;
         } else if (strcmp(a, "--read-faults") == 0 && has_value) {
             g_read_faults = strtoul(argv[++i], NULL, 10);
         } else if (strcmp(a, "--power-cut") == 0 && has_value) {
@@ -290,6 +301,7 @@ int main(int argc, char **argv) {
     if (!g_driver || !g_dir || kills_wanted < 0 || min_ms < 0 || max_ms < min_ms) usage();
     if (!g_shim && strcmp(g_durability, "full") != 0) usage(); /* --durability goes with --power-cut */
     if (g_faults && !g_shim) usage();                            /* --faults needs the shim */
+    if (g_cuts_later && !g_cut_power) usage();                   /* --cuts-later goes with --power-cut */
     if (mkdir(g_dir, 0755) != 0 && errno != EEXIST) {
         perror("kill-supervisor: mkdir");
         return 1;
@@ -309,7 +321,7 @@ int main(int argc, char **argv) {
            max_ms, seed, g_dir);
     if (g_shim) printf("kill-supervisor: durability %s\n", g_durability);
     if (g_faults) printf("kill-supervisor: about one in %lu writes and syncs of the store fails\n", g_faults);
-    long faults = 0;
+    long faults = 0, uncut = 0;
 
     for (;; rounds++) {
         char store[4096], out[4200];
@@ -319,11 +331,15 @@ int main(int argc, char **argv) {
         remove_round_files(store);
         long round_kills = 0;
         double round_started = now_seconds();
+        /* The last kill was not cut (--cuts-later): the next launch starts on the files and the
+         * unsynced writes as it left them. */
+        int carried = 0;
 
         for (;;) {
             /* Under the shim: the files as they are now are durable (and its logs of unsynced
              * writes start empty, so that they do not grow launch after launch). */
-            if (g_shim) power_loss_make_images(store);
+            if (g_shim && !carried) power_loss_make_images(store);
+            carried = 0;
             pid_t pid = launch("run", store, round_seed, out);
             launches++;
             int status;
@@ -345,7 +361,12 @@ int main(int argc, char **argv) {
             if (status != -1 && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) {
                 kills++;
                 round_kills++;
-                if (g_cut_power) cut_power(store, &rng);
+                if (g_cuts_later && next_random(&rng) % 2) {
+                    carried = 1;
+                    uncut++;
+                } else if (g_cut_power) {
+                    cut_power(store, &rng);
+                }
                 continue;
             }
             if (g_faults && status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 11) {
@@ -404,6 +425,7 @@ int main(int argc, char **argv) {
     }
 
     if (g_faults) printf("kill-supervisor: %ld launches ended by a write the store refused\n", faults);
+    if (g_cuts_later) printf("kill-supervisor: %ld kills not cut at once (the cut came after a later kill)\n", uncut);
     printf("kill-supervisor: OK: %ld kills over %d round%s (%ld launches) in %.1f s; every round done and checked\n", kills,
            rounds + 1, rounds ? "s" : "", launches, now_seconds() - started);
     if (!keep) rmdir(g_dir);

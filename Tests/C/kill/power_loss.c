@@ -44,7 +44,7 @@ static void remove_if_there(const char *path) {
 }
 
 void power_loss_remove_store(const char *store) {
-    static const char *const kept[] = {"", ".durable", ".unsynced", ".newentry"};
+    static const char *const kept[] = {"", ".durable", ".unsynced", ".applying", ".newentry"};
     char path[4300];
     for (size_t i = 0; i < POWER_LOSS_FILE_COUNT; i++) {
         for (size_t k = 0; k < sizeof kept / sizeof kept[0]; k++) {
@@ -62,6 +62,8 @@ void power_loss_make_images(const char *store) {
         snprintf(path, sizeof path, "%s%s", store, power_loss_files[i]);
         snprintf(image, sizeof image, "%s.durable", path);
         snprintf(log, sizeof log, "%s.unsynced", path);
+        remove_if_there(log);
+        snprintf(log, sizeof log, "%s.applying", path);
         remove_if_there(log);
         snprintf(log, sizeof log, "%s.newentry", path);
         remove_if_there(log);
@@ -197,6 +199,11 @@ void power_loss_cut(const char *store, power_loss_keep keep, power_loss_sector t
         if (fd >= 0) close(fd);
         free(ops);
         if (!again) remove_if_there(log);
+        /* A sync the process was killed in: the image holds the writes it got to. */
+        if (!again) {
+            snprintf(log, sizeof log, "%s.applying", path);
+            remove_if_there(log);
+        }
         /* Created and never in a synced folder: the file is not there after the cut. */
         if (access(marker, F_OK) == 0) {
             remove_if_there(path);

@@ -33,7 +33,12 @@
  *  - A process killed without a cut leaves its writes not yet synced in the kernel: a process
  *    started on the files without new images (power_loss_make_images) takes the logs over, so
  *    those writes stay unsynced (a cut may still take them) until it syncs the file, which puts
- *    them on disk before its own (a kill, then a power cut later: chosen_power_cuts.c).
+ *    them on disk before its own (a kill, then a power cut later: kill-supervisor --cuts-later,
+ *    chosen_power_cuts.c). A sync renames the log `F.applying` while it applies it, so that the
+ *    writes of a sync a kill interrupted are taken over too (the kernel finishes that sync);
+ *    without it the model lost them, and a later cut left a hole in SQLite's log. A write another
+ *    thread made while a sync applied is logged only after it: a kill in that window loses it
+ *    from the model (never seen to matter).
  *  - Memory-mapped writes are not seen (the store does not map its files; "-shm" is left out).
  *  - Whole writes: the log keeps each write whole, and a cut keeps a prefix of them; tearing the
  *    write in flight (some of its sectors kept) is the cutting side's choice (power_loss.h,
@@ -87,6 +92,8 @@ typedef struct file {
     char path[PATH_MAX];
     char image[PATH_MAX + 16];
     char log[PATH_MAX + 16];
+    /* The log while a sync applies it (`F.applying`). */
+    char applying[PATH_MAX + 16];
     int log_fd; /* `log` opened for appending, or -1 */
     op *ops;
     size_t count, capacity;
@@ -209,6 +216,7 @@ static file *entry(const char *path) {
     snprintf(f->path, sizeof f->path, "%s", path);
     snprintf(f->image, sizeof f->image, "%s.durable", path);
     snprintf(f->log, sizeof f->log, "%s.unsynced", path);
+    snprintf(f->applying, sizeof f->applying, "%s.applying", path);
     f->log_fd = -1;
     take_over_log(f);
     return f;
@@ -273,29 +281,32 @@ static void remember(file *f, off_t offset, const void *data, size_t length, int
     keep_op(f, offset, data, length, truncation);
 }
 
-/* The writes an earlier process left in the file's log when it was killed and no cut followed:
- * the kernel still holds them, not yet on disk, so they stay unsynced in this process too (a cut
- * now may take them) and its first sync of the file applies them before its own. A record cut
- * short (the process killed while logging it) ends the log. Called with the lock held, when the
- * file's entry is made. */
-static void take_over_log(file *f) {
-    int fd = real_open(f->log, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return;
-    size_t size = 0, capacity = 0;
+/* The whole file at `path` (NULL and 0 when it is missing); the caller frees it. */
+static char *read_whole(const char *path, size_t *size) {
+    *size = 0;
+    int fd = real_open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return NULL;
+    size_t capacity = 0;
     char *bytes = NULL;
     for (;;) {
-        if (size == capacity) {
+        if (*size == capacity) {
             capacity = capacity ? capacity * 2 : 65536;
             bytes = realloc(bytes, capacity);
             if (!bytes) abort();
         }
-        ssize_t n = real_read(fd, bytes + size, capacity - size);
+        ssize_t n = real_read(fd, bytes + *size, capacity - *size);
         if (n < 0 && errno == EINTR) continue;
         if (n < 0) abort();
         if (n == 0) break;
-        size += (size_t)n;
+        *size += (size_t)n;
     }
     real_close(fd);
+    return bytes;
+}
+
+/* Keeps the whole records of log bytes in memory; returns the length they take (a record cut
+ * short, the process killed while logging it, ends them). */
+static size_t keep_records(file *f, const char *bytes, size_t size) {
     size_t at = 0;
     while (size - at >= 17) {
         const unsigned char *head = (const unsigned char *)bytes + at;
@@ -309,27 +320,65 @@ static void take_over_log(file *f) {
         keep_op(f, (off_t)offset, bytes + at + 17, truncation ? 0 : (size_t)length, truncation);
         at += 17 + (truncation ? 0 : (size_t)length);
     }
-    /* What follows a record cut short is dropped from the log too: the next records go after
-     * the last whole one. */
-    if (at < size) {
-        int w = real_open(f->log, O_WRONLY | O_CLOEXEC);
-        if (w < 0 || real_ftruncate(w, (off_t)at) != 0) abort();
-        real_close(w);
-    }
-    free(bytes);
+    return at;
 }
 
-static void forget(file *f) {
+/* The writes an earlier process left unsynced when it was killed and no cut followed: the
+ * kernel still holds them, not yet on disk, so they stay unsynced in this process too (a cut
+ * now may take them) and its first sync of the file applies them before its own. They are in
+ * the file's log, and in `F.applying` when the process was killed during a sync (the sync goes
+ * on in the kernel: those writes are applied again, before the log's, which leaves the image as
+ * applying them once does). The log is rewritten to hold both, whole records only. Called with
+ * the lock held, when the file's entry is made. */
+static void take_over_log(file *f) {
+    size_t applying_size, log_size;
+    char *applying = read_whole(f->applying, &applying_size);
+    char *log = read_whole(f->log, &log_size);
+    size_t applying_kept = applying ? keep_records(f, applying, applying_size) : 0;
+    size_t log_kept = log ? keep_records(f, log, log_size) : 0;
+    if (applying || log_kept < log_size) {
+        char temporary[PATH_MAX + 32];
+        snprintf(temporary, sizeof temporary, "%s.taking", f->log);
+        int fd = real_open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (fd < 0) abort();
+        if (applying_kept) append_all(fd, applying, applying_kept);
+        if (log_kept) append_all(fd, log, log_kept);
+        real_close(fd);
+        if (real_rename(temporary, f->log) != 0) abort();
+        real_unlink(f->applying);
+    }
+    free(applying);
+    free(log);
+}
+
+/* Drops the writes kept in memory (not the log). */
+static void forget_ops(file *f) {
     for (size_t i = 0; i < f->count; i++) free(f->ops[i].data);
     f->count = 0;
-    if (f->log_fd >= 0 && real_ftruncate(f->log_fd, 0) != 0) abort();
 }
 
-/* A sync: the file's writes so far reach its image, in order. The log is emptied first: a
- * kill from then on leaves the writes out of the image, or a prefix of them in it, both states
- * a power cut during the sync may leave (the sync has not returned). */
+/* Drops the writes not yet synced: in memory and in the log. */
+static void forget(file *f) {
+    forget_ops(f);
+    if (f->log_fd >= 0) {
+        real_close(f->log_fd);
+        f->log_fd = -1;
+    }
+    real_unlink(f->log);
+    real_unlink(f->applying);
+}
+
+/* A sync: the file's writes so far reach its image, in order. The log becomes `F.applying`
+ * first, and is removed once they have: a kill from then on leaves a prefix of them in the
+ * image, a state a power cut during the sync may leave (the sync has not returned), which a cut
+ * made at once keeps; a process started without a cut takes them over (take_over_log), as the
+ * kernel goes on with the sync. */
 static void apply(file *f) {
-    if (f->log_fd >= 0 && real_ftruncate(f->log_fd, 0) != 0) abort();
+    if (f->log_fd >= 0) {
+        real_close(f->log_fd);
+        f->log_fd = -1;
+    }
+    if (real_rename(f->log, f->applying) != 0 && errno != ENOENT) abort();
     int fd = real_open(f->image, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0) {
         fprintf(stderr, "powercut shim: cannot open %s: %s\n", f->image, strerror(errno));
@@ -349,7 +398,8 @@ static void apply(file *f) {
         }
     }
     real_close(fd);
-    forget(f);
+    real_unlink(f->applying);
+    forget_ops(f);
 }
 
 /* The marker of a file created and not yet in a synced directory. */
