@@ -384,6 +384,29 @@ static void the_claims_checkpoint_keeps_what_was_on_disk(const char *shim, const
     power_loss_remove_store(store);
 }
 
+/* Cuts the power with every prefix of the journal's unsynced writes kept and none of the other
+ * files' (cases 4 and 5), and checks that the store then opens on "normal" with its clock at 30 s
+ * (three journal entries and a direct commit, all on disk), or at 40 s when the cut keeps the
+ * journal's last write (its last entry, one more clock.advance of 10 s). */
+static void cut_every_journal_prefix(const char *store) {
+    size_t unsynced = power_loss_unsynced(store, POWER_LOSS_JOURNAL);
+    printf("   (the journal has %zu unsynced writes; SQLite's log and the store file keep none)\n", unsynced);
+    for (size_t kept = 0; kept <= unsynced; kept++) {
+        power_loss_cut(store, keep_journal_prefix, NULL, &kept, 1);
+        wf_engine *engine = open_engine(store, "normal");
+        if (!engine) {
+            CHECK(0, "power cut keeping %zu of the journal's writes: the store opens", kept);
+            continue;
+        }
+        char *now = clock_now(engine);
+        const char *expected = kept == unsynced ? "2026-01-01T00:00:40.000Z" : "2026-01-01T00:00:30.000Z";
+        CHECK(strcmp(now, expected) == 0, "power cut keeping %zu of the journal's %zu unsynced writes: clock %s (expected %s)",
+              kept, unsynced, now, expected);
+        free(now);
+        CHECK(wf_engine_close(engine) == WF_OK, "closed");
+    }
+}
+
 /* --- 4. "normal": unsynced folds are synced before the journal drops their entries ---------- */
 
 /* Advances the clock three times 10 s (three journal entries), starts the node (a commit written
@@ -453,24 +476,8 @@ static void unsynced_folds_are_synced_before_the_journal_drops_them(const char *
     int count = journal_entries(journal, numbers, 8);
     CHECK(count == 1, "the last append emptied the journal first: it holds one entry (%d, the first numbered %lld)",
           count, count > 0 ? numbers[0] : -1);
-    size_t unsynced = power_loss_unsynced(store, POWER_LOSS_JOURNAL);
-    printf("   (the journal has %zu unsynced writes; SQLite's log and the store file keep none)\n", unsynced);
-    for (size_t kept = 0; kept <= unsynced; kept++) {
-        power_loss_cut(store, keep_journal_prefix, NULL, &kept, 1);
-        wf_engine *engine = open_engine(store, "normal");
-        if (!engine) {
-            CHECK(0, "power cut keeping %zu of the journal's writes: the store opens", kept);
-            continue;
-        }
-        char *now = clock_now(engine);
-        /* The three entries and the direct commit are on disk (synced by the folder); the last
-         * entry is there when its write is kept (it is the journal's last). */
-        const char *expected = kept == unsynced ? "2026-01-01T00:00:40.000Z" : "2026-01-01T00:00:30.000Z";
-        CHECK(strcmp(now, expected) == 0, "power cut keeping %zu of the journal's %zu unsynced writes: clock %s (expected %s)",
-              kept, unsynced, now, expected);
-        free(now);
-        CHECK(wf_engine_close(engine) == WF_OK, "closed");
-    }
+    /* The three entries and the direct commit are on disk (synced by the folder). */
+    cut_every_journal_prefix(store);
     power_loss_remove_store(store);
 }
 
@@ -517,22 +524,8 @@ static void an_open_after_a_kill_syncs_the_folds_it_drops(const char *shim, cons
           "a process under the shim opened the store, made one journal entry and ended without a close");
     size_t log_after = power_loss_unsynced(store, 1);
     CHECK(log_after < log_before, "the open synced SQLite's log (%zu unsynced writes, then %zu)", log_before, log_after);
-    size_t unsynced = power_loss_unsynced(store, POWER_LOSS_JOURNAL);
-    printf("   (the journal has %zu unsynced writes; SQLite's log and the store file keep none)\n", unsynced);
-    for (size_t kept = 0; kept <= unsynced; kept++) {
-        power_loss_cut(store, keep_journal_prefix, NULL, &kept, 1);
-        wf_engine *engine = open_engine(store, "normal");
-        if (!engine) {
-            CHECK(0, "power cut keeping %zu of the journal's writes: the store opens", kept);
-            continue;
-        }
-        char *now = clock_now(engine);
-        const char *expected = kept == unsynced ? "2026-01-01T00:00:40.000Z" : "2026-01-01T00:00:30.000Z";
-        CHECK(strcmp(now, expected) == 0, "power cut keeping %zu of the journal's %zu unsynced writes: clock %s (expected %s)",
-              kept, unsynced, now, expected);
-        free(now);
-        CHECK(wf_engine_close(engine) == WF_OK, "closed");
-    }
+    /* The three entries and the direct commit are on disk (synced by the open). */
+    cut_every_journal_prefix(store);
     power_loss_remove_store(store);
 }
 
