@@ -826,6 +826,8 @@ public final class SQLiteStore: EngineStore {
             // synced a fold leaves that fold in the system's cache only (with "normal"), and a
             // power cut after this open would take it from the tables once the journal had
             // dropped it (the journal then going on after a gap: the store refused as damaged).
+            // On "full" too: a process killed during a direct commit's sync leaves its fold
+            // readable here before it is on disk.
             try syncLogFile()
         }
         backlog.folded(through: last, synced: true)
