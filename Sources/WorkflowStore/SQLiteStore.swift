@@ -820,14 +820,16 @@ public final class SQLiteStore: EngineStore {
             try main.transaction(synced: true) { db, statements in
                 try JournalBacklog.write(replayed, through: last, statements, db)
             }
-        } else if !journal.recovered.isEmpty {
-            // The journal holds entries the tables hold too, and is about to drop them: the
-            // tables as this open read them must be on disk first. A process killed before it
-            // synced a fold leaves that fold in the system's cache only (with "normal"), and a
-            // power cut after this open would take it from the tables once the journal had
-            // dropped it (the journal then going on after a gap: the store refused as damaged).
-            // On "full" too: a process killed during a direct commit's sync leaves its fold
-            // readable here before it is on disk.
+        } else if !journal.recovered.isEmpty || durability == .full {
+            // Nothing to replay: the tables as this open read them must be on disk before what
+            // follows relies on them. A process killed before it synced a fold leaves that fold
+            // in the system's cache only ("normal"; on "full", one killed during the sync), and
+            // the journal is about to drop the entries it holds: a power cut after this open
+            // would take them from both files (the journal then going on after a gap: the store
+            // refused as damaged). On "full" even with the journal empty: this engine's entries
+            // count the commits written straight to the tables as it read them, and a power cut
+            // that took one of those (a killed "normal" process's, not synced) would make the
+            // next open drop entries this engine reported on disk.
             try syncLogFile()
         }
         backlog.folded(through: last, synced: true)

@@ -52,12 +52,19 @@
  *
  * 5. "normal": a process killed before it synced such a fold, then an open, then a power cut.
  *    Under the shim, an engine folding on the calling thread makes three journal entries and a
- *    direct commit (the fold, not synced) and is killed; no cut follows, so its unsynced writes
+ *    direct commit (the fold, not synced) and ends without closing, as a kill leaves it; no cut
+ *    follows, so its unsynced writes
  *    stay in the system's cache (the shim's logs, taken over by the next process). The next open
  *    finds the journal's entries in the tables and drops them: it must first put the tables as it
  *    read them on disk. It makes one more journal entry and ends without closing; every cut
  *    keeping a prefix of the journal's unsynced writes (the killed process's and its own) and
  *    none of the other files' must open with the three entries there.
+ *
+ * 6. A "normal" process killed after a direct commit it never synced, its journal empty, then
+ *    an open on "full". That engine's journal entries count the direct commits it read, the
+ *    killed one's included; each is synced and reported on disk. A cut that takes the killed
+ *    process's commit would make the next open drop them (appended after a commit the tables
+ *    lost), unless the "full" open synced SQLite's log first.
  */
 #define _GNU_SOURCE
 
@@ -350,7 +357,7 @@ static void the_claims_checkpoint_keeps_what_was_on_disk(const char *shim, const
     power_loss_make_images(store);
     CHECK(run_child(shim, "claim-past-the-checkpoint-mark", store, durability) == 0,
           "a process under the shim opened the store, made commits and ended without a close");
-    size_t file = power_loss_unsynced(store, 0), log = power_loss_unsynced(store, 1);
+    size_t file = power_loss_unsynced(store, 0), log = power_loss_unsynced(store, POWER_LOSS_WAL);
     printf("   (the store file has %zu unsynced writes, SQLite's log %zu)\n", file, log);
     /* The checkpoint ran, and its pages are on disk: the store file as of its last sync (the
      * shim's image), read alone, holds the marker, which only the log held before the open. */
@@ -418,12 +425,15 @@ static void cut_every_journal_prefix(const char *store) {
 static int child_sync_of_unsynced_folds(const char *store, const char *workflow_args) {
     wf_engine *engine = open_engine_in_background(store, "normal");
     if (!engine) return 1;
-    for (int i = 0; i < 3; i++) CHECK(clock_advance(engine, 10) == WF_OK, "clock.advance 10 s");
-    json_decref(call_text(engine, "workflow.runAllReady", workflow_args));
+    /* Measured before the entries: on a loaded machine the folder may fold them itself (synced)
+     * before the direct commit, which then folds nothing; the log on disk grows all the same. */
     char image[4300];
     snprintf(image, sizeof image, "%s-wal.durable", store);
     struct stat st;
     long long before = stat(image, &st) == 0 ? (long long)st.st_size : -1, now = before;
+    for (int i = 0; i < 3; i++) CHECK(clock_advance(engine, 10) == WF_OK, "clock.advance 10 s");
+    json_decref(call_text(engine, "workflow.runAllReady", workflow_args));
+    now = stat(image, &st) == 0 ? (long long)st.st_size : -1;
     struct timespec tick = {0, 10 * 1000 * 1000};
     for (int waited = 0; waited < 2000 && now == before; waited++) {
         nanosleep(&tick, NULL);
@@ -441,18 +451,25 @@ static int child_sync_of_unsynced_folds(const char *store, const char *workflow_
 /* The entry numbers of the journal's records, read from the file as it is (at most `max`), and
  * how many there are; -1 when the file cannot be read. Layout as JournalFile writes it: a
  * 64-byte header, then records of a 24-byte head (payload length, a zero word, entry number,
- * checksum; little-endian) and the payload. Checksums are not checked: the file is as the
- * process left it. */
+ * checksum; little-endian) and the payload. Reading stops at a record cut short or out of
+ * sequence, as JournalFile's does; checksums are not checked (the file is as the process left
+ * it, written whole). */
 static int journal_entries(const char *journal, long long *numbers, int max) {
     FILE *f = fopen(journal, "rb");
     if (!f) return -1;
     int count = 0;
     unsigned char head[24];
     long at = JOURNAL_HEADER_SIZE;
+    struct stat st;
+    long size = fstat(fileno(f), &st) == 0 ? (long)st.st_size : 0;
     while (count < max && fseek(f, at, SEEK_SET) == 0 && fread(head, 1, sizeof head, f) == sizeof head) {
-        unsigned long long length = 0, seq = 0;
+        unsigned long long length = 0, zero = 0, seq = 0;
         for (int i = 3; i >= 0; i--) length = length << 8 | head[i];
+        for (int i = 3; i >= 0; i--) zero = zero << 8 | head[4 + i];
         for (int i = 7; i >= 0; i--) seq = seq << 8 | head[8 + i];
+        /* A record cut short, or one not following the last: where JournalFile stops reading. */
+        if (zero != 0 || length > (unsigned long long)(size - at - (long)sizeof head)) break;
+        if (count > 0 && (long long)seq != numbers[count - 1] + 1) break;
         numbers[count++] = (long long)seq;
         at += (long)(sizeof head + length);
     }
@@ -517,15 +534,53 @@ static void an_open_after_a_kill_syncs_the_folds_it_drops(const char *shim, cons
     power_loss_make_images(store);
     CHECK(run_child(shim, "killed-before-the-sync", store, workflow_args) == 0,
           "a process under the shim made three journal entries and a direct commit, and ended without a close");
-    size_t log_before = power_loss_unsynced(store, 1);
+    size_t log_before = power_loss_unsynced(store, POWER_LOSS_WAL);
     CHECK(log_before > 0, "SQLite's log holds the direct commit unsynced (%zu writes)", log_before);
     /* No cut: the next process starts on the files and the unsynced writes as the kill left them. */
     CHECK(run_child(shim, "open-after-the-kill", store, NULL) == 0,
           "a process under the shim opened the store, made one journal entry and ended without a close");
-    size_t log_after = power_loss_unsynced(store, 1);
-    CHECK(log_after < log_before, "the open synced SQLite's log (%zu unsynced writes, then %zu)", log_before, log_after);
+    size_t log_after = power_loss_unsynced(store, POWER_LOSS_WAL);
+    CHECK(log_after == 0, "the open synced SQLite's log (%zu unsynced writes, then %zu)", log_before, log_after);
     /* The three entries and the direct commit are on disk (synced by the open). */
     cut_every_journal_prefix(store);
+    power_loss_remove_store(store);
+}
+
+/* --- 6. "normal" killed after a direct commit, then an open on "full", then a power cut ----- */
+
+/* Starts the node (a commit written straight to the tables, not synced; the journal holds
+ * nothing) and ends without closing, as a kill leaves it. */
+static int child_direct_commit_then_end(const char *store, const char *workflow_args) {
+    wf_engine *engine = open_engine(store, "normal");
+    if (!engine) return 1;
+    json_decref(call_text(engine, "workflow.runAllReady", workflow_args));
+    fflush(stdout);
+    _exit(checks_failed ? 1 : 0);
+}
+
+/* Opens the store on "full", advances the clock 10 s (a journal entry, synced before the call
+ * returns) and ends without closing. */
+static int child_full_entry_after_the_kill(const char *store) {
+    wf_engine *engine = open_engine(store, "full");
+    if (!engine) return 1;
+    CHECK(clock_advance(engine, 10) == WF_OK, "clock.advance 10 s on \"full\"");
+    fflush(stdout);
+    _exit(checks_failed ? 1 : 0);
+}
+
+static void a_full_open_after_a_normal_kill_syncs_what_it_read(const char *shim, const char *dir) {
+    printf("-- a \"normal\" process ended after a direct commit it never synced, an open on \"full\" makes a "
+           "journal entry, then a power cut\n");
+    char store[4200], workflow_args[256];
+    snprintf(store, sizeof store, "%s/normal-then-full.sqlite", dir);
+    if (!store_with_one_remote_node_workflow(store, workflow_args, sizeof workflow_args)) return;
+    power_loss_make_images(store);
+    CHECK(run_child(shim, "direct-commit-then-end", store, workflow_args) == 0,
+          "a process under the shim on \"normal\" made a direct commit and ended without a close");
+    CHECK(power_loss_unsynced(store, POWER_LOSS_WAL) > 0, "SQLite's log holds that commit unsynced");
+    CHECK(run_child(shim, "full-entry-after-the-kill", store, NULL) == 0,
+          "a process under the shim on \"full\" made one journal entry and ended without a close");
+    cut_every_way(store, "full", "2026-01-01T00:00:10.000Z", "the entry reported on disk is there");
     power_loss_remove_store(store);
 }
 
@@ -540,6 +595,9 @@ int main(int argc, char **argv) {
         if (strcmp(argv[2], "killed-before-the-sync") == 0 && argc >= 5)
             return child_killed_before_the_sync(argv[3], argv[4]);
         if (strcmp(argv[2], "open-after-the-kill") == 0) return child_open_after_the_kill(argv[3]);
+        if (strcmp(argv[2], "direct-commit-then-end") == 0 && argc >= 5)
+            return child_direct_commit_then_end(argv[3], argv[4]);
+        if (strcmp(argv[2], "full-entry-after-the-kill") == 0) return child_full_entry_after_the_kill(argv[3]);
         if (strcmp(argv[2], "fill-the-log") == 0) return child_fill_the_log(argv[3]);
         if (strcmp(argv[2], "claim-past-the-checkpoint-mark") == 0 && argc >= 5)
             return child_claim_past_the_checkpoint_mark(argv[3], argv[4]);
@@ -555,5 +613,6 @@ int main(int argc, char **argv) {
     the_claims_checkpoint_keeps_what_was_on_disk(argv[1], argv[2], "full");
     unsynced_folds_are_synced_before_the_journal_drops_them(argv[1], argv[2]);
     an_open_after_a_kill_syncs_the_folds_it_drops(argv[1], argv[2]);
+    a_full_open_after_a_normal_kill_syncs_what_it_read(argv[1], argv[2]);
     return checks_report();
 }

@@ -17,6 +17,8 @@
  * "-journal", the engine's "-wfjournal" ("-shm" is not among them: SQLite rebuilds it). */
 extern const char *const power_loss_files[];
 #define POWER_LOSS_FILE_COUNT 4u
+/* The index of "-wal" in power_loss_files. */
+#define POWER_LOSS_WAL 1u
 /* The index of "-wfjournal" in power_loss_files. */
 #define POWER_LOSS_JOURNAL 3u
 

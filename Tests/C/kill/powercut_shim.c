@@ -35,10 +35,12 @@
  *    those writes stay unsynced (a cut may still take them) until it syncs the file, which puts
  *    them on disk before its own (a kill, then a power cut later: kill-supervisor --cuts-later,
  *    chosen_power_cuts.c). A sync renames the log `F.applying` while it applies it, so that the
- *    writes of a sync a kill interrupted are taken over too (the kernel finishes that sync);
- *    without it the model lost them, and a later cut left a hole in SQLite's log. A write another
- *    thread made while a sync applied is logged only after it: a kill in that window loses it
- *    from the model (never seen to matter).
+ *    next process finishes applying the writes of a sync a kill interrupted (the real sync had
+ *    returned); without it the model lost them, and a later cut left a hole in SQLite's log.
+ *    Every write is logged just after the real one returns (waiting for the lock while another
+ *    thread's sync applies): a kill in that window leaves bytes in the file that the model
+ *    lacks, a hole at the next launch's sync (never seen to matter; holding the lock across the
+ *    real write would close it).
  *  - Memory-mapped writes are not seen (the store does not map its files; "-shm" is left out).
  *  - Whole writes: the log keeps each write whole, and a cut keeps a prefix of them; tearing the
  *    write in flight (some of its sectors kept) is the cutting side's choice (power_loss.h,
@@ -323,31 +325,28 @@ static size_t keep_records(file *f, const char *bytes, size_t size) {
     return at;
 }
 
-/* The writes an earlier process left unsynced when it was killed and no cut followed: the
- * kernel still holds them, not yet on disk, so they stay unsynced in this process too (a cut
- * now may take them) and its first sync of the file applies them before its own. They are in
- * the file's log, and in `F.applying` when the process was killed during a sync (the sync goes
- * on in the kernel: those writes are applied again, before the log's, which leaves the image as
- * applying them once does). The log is rewritten to hold both, whole records only. Called with
- * the lock held, when the file's entry is made. */
+static void write_image(file *f);
+
+/* What an earlier process killed without a cut left. `F.applying`, when it was killed while
+ * applying a sync whose real sync had returned: those writes are on disk, so they are applied to
+ * the image now, all of them (a kill during this leaves the file, and the next process applies
+ * it again, which leaves the image as applying it once does). The log: writes not yet synced,
+ * which the kernel still holds, so they stay unsynced in this process too (a cut now may take
+ * them) and its first sync of the file applies them before its own; a record cut short (the
+ * process killed while logging it) ends the log, and is cut off. Called with the lock held, when
+ * the file's entry is made. */
 static void take_over_log(file *f) {
     size_t applying_size, log_size;
     char *applying = read_whole(f->applying, &applying_size);
-    char *log = read_whole(f->log, &log_size);
-    size_t applying_kept = applying ? keep_records(f, applying, applying_size) : 0;
-    size_t log_kept = log ? keep_records(f, log, log_size) : 0;
-    if (applying || log_kept < log_size) {
-        char temporary[PATH_MAX + 32];
-        snprintf(temporary, sizeof temporary, "%s.taking", f->log);
-        int fd = real_open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-        if (fd < 0) abort();
-        if (applying_kept) append_all(fd, applying, applying_kept);
-        if (log_kept) append_all(fd, log, log_kept);
-        real_close(fd);
-        if (real_rename(temporary, f->log) != 0) abort();
+    if (applying) {
+        keep_records(f, applying, applying_size);
+        write_image(f);
         real_unlink(f->applying);
+        free(applying);
     }
-    free(applying);
+    char *log = read_whole(f->log, &log_size);
+    size_t log_kept = log ? keep_records(f, log, log_size) : 0;
+    if (log && log_kept < log_size && truncate(f->log, (off_t)log_kept) != 0) abort();
     free(log);
 }
 
@@ -368,17 +367,8 @@ static void forget(file *f) {
     real_unlink(f->applying);
 }
 
-/* A sync: the file's writes so far reach its image, in order. The log becomes `F.applying`
- * first, and is removed once they have: a kill from then on leaves a prefix of them in the
- * image, a state a power cut during the sync may leave (the sync has not returned), which a cut
- * made at once keeps; a process started without a cut takes them over (take_over_log), as the
- * kernel goes on with the sync. */
-static void apply(file *f) {
-    if (f->log_fd >= 0) {
-        real_close(f->log_fd);
-        f->log_fd = -1;
-    }
-    if (real_rename(f->log, f->applying) != 0 && errno != ENOENT) abort();
+/* Writes the writes kept in memory to the image, in order, and drops them from memory. */
+static void write_image(file *f) {
     int fd = real_open(f->image, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0) {
         fprintf(stderr, "powercut shim: cannot open %s: %s\n", f->image, strerror(errno));
@@ -398,8 +388,22 @@ static void apply(file *f) {
         }
     }
     real_close(fd);
-    real_unlink(f->applying);
     forget_ops(f);
+}
+
+/* A sync (the real one returned): the file's writes so far reach its image, in order. The log
+ * becomes `F.applying` first, and is removed once they have: a kill from then on leaves a prefix
+ * of them in the image, which a cut made at once keeps (a state a power cut during the sync may
+ * leave); a process started without a cut finishes applying them (take_over_log), as they were
+ * synced. */
+static void apply(file *f) {
+    if (f->log_fd >= 0) {
+        real_close(f->log_fd);
+        f->log_fd = -1;
+    }
+    if (real_rename(f->log, f->applying) != 0 && errno != ENOENT) abort();
+    write_image(f);
+    real_unlink(f->applying);
 }
 
 /* The marker of a file created and not yet in a synced directory. */
