@@ -414,6 +414,17 @@ static void cut_every_journal_prefix(const char *store) {
     }
 }
 
+/* Names the store `dir`/`file` in `store` (4200 bytes), makes it a store of one workflow of one
+ * remote node (its `{"workflowId": …}` in `workflow_args`, 256 bytes) and makes the shim's
+ * images of its files, as cases 4 to 6 start. Returns 0 if the store could not be made (a check
+ * has failed and said why). */
+static int shim_store_of_one_remote_node(const char *dir, const char *file, char store[4200], char workflow_args[256]) {
+    snprintf(store, 4200, "%s/%s", dir, file);
+    if (!store_with_one_remote_node_workflow(store, workflow_args, 256)) return 0;
+    power_loss_make_images(store);
+    return 1;
+}
+
 /* --- 4. "normal": unsynced folds are synced before the journal drops their entries ---------- */
 
 /* Advances the clock three times 10 s (three journal entries), starts the node (a commit written
@@ -481,9 +492,7 @@ static void unsynced_folds_are_synced_before_the_journal_drops_them(const char *
     printf("-- durability normal: a commit written to the tables folds the journal unsynced, the folder syncs it, "
            "the next append empties the journal, then a power cut\n");
     char store[4200], workflow_args[256];
-    snprintf(store, sizeof store, "%s/unsynced-folds.sqlite", dir);
-    if (!store_with_one_remote_node_workflow(store, workflow_args, sizeof workflow_args)) return;
-    power_loss_make_images(store);
+    if (!shim_store_of_one_remote_node(dir, "unsynced-folds.sqlite", store, workflow_args)) return;
     CHECK(run_child(shim, "sync-of-unsynced-folds", store, workflow_args) == 0,
           "a process under the shim made three journal entries, a direct commit and one more entry, and ended "
           "without a close");
@@ -529,9 +538,7 @@ static void an_open_after_a_kill_syncs_the_folds_it_drops(const char *shim, cons
     printf("-- durability normal: a process killed before it synced a fold, an open that drops the folded entries, "
            "then a power cut\n");
     char store[4200], workflow_args[256];
-    snprintf(store, sizeof store, "%s/killed-before-the-sync.sqlite", dir);
-    if (!store_with_one_remote_node_workflow(store, workflow_args, sizeof workflow_args)) return;
-    power_loss_make_images(store);
+    if (!shim_store_of_one_remote_node(dir, "killed-before-the-sync.sqlite", store, workflow_args)) return;
     CHECK(run_child(shim, "killed-before-the-sync", store, workflow_args) == 0,
           "a process under the shim made three journal entries and a direct commit, and ended without a close");
     size_t log_before = power_loss_unsynced(store, POWER_LOSS_WAL);
@@ -572,9 +579,7 @@ static void a_full_open_after_a_normal_kill_syncs_what_it_read(const char *shim,
     printf("-- a \"normal\" process ended after a direct commit it never synced, an open on \"full\" makes a "
            "journal entry, then a power cut\n");
     char store[4200], workflow_args[256];
-    snprintf(store, sizeof store, "%s/normal-then-full.sqlite", dir);
-    if (!store_with_one_remote_node_workflow(store, workflow_args, sizeof workflow_args)) return;
-    power_loss_make_images(store);
+    if (!shim_store_of_one_remote_node(dir, "normal-then-full.sqlite", store, workflow_args)) return;
     CHECK(run_child(shim, "direct-commit-then-end", store, workflow_args) == 0,
           "a process under the shim on \"normal\" made a direct commit and ended without a close");
     CHECK(power_loss_unsynced(store, POWER_LOSS_WAL) > 0, "SQLite's log holds that commit unsynced");
