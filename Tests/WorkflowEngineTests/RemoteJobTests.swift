@@ -248,6 +248,44 @@ final class BackoffTests: XCTestCase {
         XCTAssertNil(secondsUntilResubmit(h, limit: 1200), "no fourth retry")
     }
 
+    /// The cooldown failure after the last automatic retry (TEST PLAN §5) says what that last
+    /// failure was. An offline device is not told that the provider may be overloaded. A provider
+    /// that never answered is not said to have refused the job. A 5xx keeps its wording.
+    func testTheCooldownFailureNamesTheLastFailureOfflineNoAnswerOrHTTPStatus() throws {
+        let cases: [(last: JSONObject, message: String, hint: String, details: JSON)] = [
+            (["offline": true],
+             "The job could not be sent to the provider after 3 automatic retries: the device was offline.",
+             "Check the connection, then wait a few minutes (cooldown) and Retry.",
+             ["retries": 3, "offline": true]),
+            ([:],
+             "The provider did not answer after 3 automatic retries.",
+             "The service may be overloaded or unreachable; wait a few minutes (cooldown), then Retry.",
+             ["retries": 3]),
+            (["httpStatus": 503],
+             "The provider did not accept the job after 3 automatic retries.",
+             "The service may be overloaded; wait a few minutes (cooldown), then Retry.",
+             ["retries": 3, "httpStatus": 503]),
+        ]
+        for c in cases {
+            let h = try Harness()
+            let (wf, runId) = submitRun(h)
+            for attempt in 1...3 {
+                h.call("job.transportError", ["runId": runId, "httpStatus": 502])
+                XCTAssertNotNil(secondsUntilResubmit(h), "retry \(attempt)")
+            }
+            var args = c.last
+            args["runId"] = runId
+            h.call("job.transportError", args)
+            XCTAssertEqual(h.state(wf, "stylize1"), "failed", "\(c.last)")
+            let error = h.node(wf, "stylize1")["lastError"]
+            XCTAssertEqual(error?["code"], "providerUnavailable", "\(c.last)")
+            XCTAssertEqual(error?["message"]?.stringValue, c.message)
+            XCTAssertEqual(error?["hint"]?.stringValue, c.hint)
+            let run = h.call("node.history", ["workflowId": .string(wf), "nodeId": "stylize1"])["runs"]?[0]
+            XCTAssertEqual(run?["error"]?["details"], c.details, "\(c.last)")
+        }
+    }
+
     func testOther4xxFailAtOnce() throws {
         let h = try Harness()
         let (wf, runId) = submitRun(h)

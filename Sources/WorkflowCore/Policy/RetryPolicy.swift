@@ -34,20 +34,39 @@ public enum RetryPolicy {
                 details: ["httpStatus": JSON(status)]))
         }
         guard failures <= maxSubmitRetries else {
-            var details: JSONObject = ["retries": JSON(maxSubmitRetries)]
-            if let httpStatus { details["httpStatus"] = JSON(httpStatus) }
-            return .fail(NodeError(
-                code: "providerUnavailable",
-                message: "The provider did not accept the job after \(maxSubmitRetries) automatic retries.",
-                hint: "The service may be overloaded; wait a few minutes (cooldown), then Retry.", details: details))
+            return .fail(retriesExhausted(httpStatus: httpStatus, offline: offline))
         }
         if let retryAfterSeconds, retryAfterSeconds >= 0 {
             return .retry(afterSeconds: retryAfterSeconds)
         }
         let base = submitDelays[failures - 1]
         let factor = Jitter.factor(seed: seed, key: "submit:\(runId)", attempt: failures, spread: submitJitter)
-        _ = offline
         return .retry(afterSeconds: base * factor)
+    }
+
+    /// The error of the transient submit failure after the last automatic retry: always
+    /// `providerUnavailable` with a cooldown hint (DESIGN §5), its message and hint naming what the
+    /// last failure was (as ``TransportError/reason`` does: an HTTP status first, then offline,
+    /// else no answer), so that a device that was offline is not told the provider is overloaded.
+    /// `details`: `retries`, and the last failure's `httpStatus`, or `offline: true`.
+    static func retriesExhausted(httpStatus: Int?, offline: Bool) -> NodeError {
+        let retries = maxSubmitRetries
+        var details: JSONObject = ["retries": JSON(retries)]
+        let message: String
+        let hint: String
+        if let httpStatus {
+            details["httpStatus"] = JSON(httpStatus)
+            message = "The provider did not accept the job after \(retries) automatic retries."
+            hint = "The service may be overloaded; wait a few minutes (cooldown), then Retry."
+        } else if offline {
+            details["offline"] = true
+            message = "The job could not be sent to the provider after \(retries) automatic retries: the device was offline."
+            hint = "Check the connection, then wait a few minutes (cooldown) and Retry."
+        } else {
+            message = "The provider did not answer after \(retries) automatic retries."
+            hint = "The service may be overloaded or unreachable; wait a few minutes (cooldown), then Retry."
+        }
+        return NodeError(code: "providerUnavailable", message: message, hint: hint, details: details)
     }
 
     /// Whether an HTTP status says that asking again will not help: a 4xx other than 408
