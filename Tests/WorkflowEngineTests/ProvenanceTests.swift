@@ -409,6 +409,25 @@ final class ProvenanceTests: XCTestCase {
         XCTAssertEqual(submit["params"], ["res": "1024×1024", "steps": 25, "cfg": 4.0, "model": "sdxl-turbo"])
     }
 
+    /// OPS workflow.create: `params` are overrides "as node.setParams would set them", so a
+    /// `null` value is no override; it must not hide the tool's or the provider's default.
+    func testANullParamAtCreateIsNoOverrideAndTheDefaultsReachTheTool() throws {
+        let h = try Harness(file: true)
+        h.register(tool: "Seeded", outputs: ["text": "TextRef"], defaults: ["steps": 30, "seed": 1], summaryParams: ["steps", "seed"])
+        h.call("provider.setDefaults", ["kind": "Seeded", "params": ["seed": 7]])
+        let t: JSON = ["schema": "app.workflow/v2", "name": "seeded",
+                       "nodes": [["id": "g", "kind": "Seeded", "outputs": ["text": "TextRef"]]], "edges": []]
+        let wf = h.create(h.register(template: t), ["params": ["g": ["seed": .null, "steps": 12]]])
+        try h.reopen()
+        let shown = h.call("node.setParams", ["workflowId": .string(wf), "nodeId": "g", "params": [:]])
+        XCTAssertEqual(shown["overrides"], ["steps": 12], "the null is not stored, after a reopen too")
+        XCTAssertEqual(shown["params"], ["steps": 12, "seed": 7])
+        let copy = h.call("workflow.duplicate", ["workflowId": .string(wf)])["workflowId"]?.stringValue ?? ""
+        XCTAssertEqual(h.node(copy, "g")["params"], ["steps": 12, "seed": 7])
+        h.call("node.run", ["workflowId": .string(wf), "nodeId": "g"])
+        XCTAssertEqual(h.effects("local.run").first?["params"], ["steps": 12, "seed": 7])
+    }
+
     func testDefaultsOfAToolRegisteredEarlierInTheSameBatchReachTheRunsParams() throws {
         let h = try Harness()
         let t: JSON = ["schema": "app.workflow/v2", "name": "one step",

@@ -174,10 +174,14 @@ extension Engine {
                 throw .notFound("unknownNode", "params.\(nodeId): the template has no node '\(nodeId)'",
                                 details: ["nodeId": .string(nodeId), "argument": .string("params.\(nodeId)")])
             }
+            if value.isNull { continue }
             guard case let .object(o) = value else {
                 throw Args.wrong("params.\(nodeId)", "an object", value)
             }
-            params[nodeId] = o
+            // As in `node.setParams`: a `null` value is no override, so the defaults show through.
+            var overrides = o
+            for (name, v) in o where v.isNull { overrides[name] = nil }
+            if !overrides.isEmpty { params[nodeId] = overrides }
         }
         return params
     }
@@ -193,6 +197,7 @@ extension Engine {
                 throw .notFound("unknownNode", "bindings.\(nodeId): the template has no node '\(nodeId)'",
                                 details: ["nodeId": .string(nodeId), "argument": .string("bindings.\(nodeId)")])
             }
+            if value.isNull { continue }
             guard case let .object(ports) = value else { throw Args.wrong("bindings.\(nodeId)", "an object", value) }
             for (port, assetJSON) in ports {
                 let path = "bindings.\(nodeId).\(port)"
@@ -200,6 +205,7 @@ extension Engine {
                     throw .notFound("unknownPort", "\(path): '\(nodeId)' has no input port '\(port)'",
                                     details: ["nodeId": .string(nodeId), "port": .string(port), "argument": .string(path)])
                 }
+                if assetJSON.isNull { continue }  // no binding, as if the port were not named
                 let asset = try resolveAsset(uow, assetJSON, path: path, expectedType: spec.type)
                 bindings[nodeId, default: [:]][port] = asset.assetId
             }
