@@ -170,13 +170,16 @@ extension Executor {
     }
 
     /// `res=1024×1024 · steps=30 · cfg=4.0`: the summary params (the node's, else its tool's) with
-    /// their effective values.
+    /// their effective values, each name once (where it is first listed).
     public func paramDigest(_ wf: Workflow, _ n: Int) -> String {
         let t = graph.nodes[n]
         let names = t.summaryParams ?? ctx.tool(t.kind)?.summaryParams ?? []
         let params = effectiveParams(wf, n)
-        return names.compactMap { name in params[name].map { "\(name)=\(Executor.digestValue($0))" } }
-            .joined(separator: " · ")
+        var shown = Set<String>()
+        return names.compactMap { name in
+            guard shown.insert(name).inserted else { return nil }
+            return params[name].map { "\(name)=\(Executor.digestValue($0))" }
+        }.joined(separator: " · ")
     }
 
     static func digestValue(_ v: JSON) -> String {
